@@ -1,0 +1,7 @@
+export * from './apiKeys';
+export * from './endpoints';
+export * from './errors';
+export * from './loginLinks';
+export * from './requests';
+export * from './resources';
+export * from './rules';

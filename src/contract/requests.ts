@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import {
+  CUSTOM_MESSAGE_MAX_CHARACTERS,
+  CUSTOM_SUBJECT_MAX_CHARACTERS,
+  DESCRIPTION_MAX_CHARACTERS,
+  OFFSET_MAX,
+  PAGE_SIZE,
+  TAX_YEAR,
+  boolean,
+  email,
+  integer,
+  pathId,
+  personName,
+  text,
+} from './rules';
+import { enumFilter } from './resources';
+
+/**
+ * Request shapes: bodies, queries and path parameters. Bodies are strict (an unknown field is a
+ * typo worth reporting); `expiry_hours` and `redirect_url` are only type-checked here because the
+ * contract gives their range and domain failures codes of their own (see `loginLinkRules`).
+ */
+
+export const CreateAccountRequest = z.strictObject({
+  email,
+  first_name: personName,
+  last_name: personName,
+  spouse: z
+    .strictObject(
+      {
+        email,
+        first_name: personName,
+        last_name: personName,
+        send_invitation: boolean.optional(),
+      },
+      { error: (issue) => (issue.input === undefined ? 'is required' : 'must be an object') },
+    )
+    .optional(),
+});
+export type CreateAccountRequest = z.input<typeof CreateAccountRequest>;
+
+export const NotificationSettings = z.strictObject(
+  {
+    partner_branded: boolean.optional(),
+    custom_subject: text(CUSTOM_SUBJECT_MAX_CHARACTERS).optional(),
+    custom_message: text(CUSTOM_MESSAGE_MAX_CHARACTERS).optional(),
+    include_instructions: boolean.optional(),
+  },
+  { error: 'must be an object' },
+);
+
+export const LoginLinkRequest = z.strictObject(
+  {
+    user_email: email.optional(),
+    expiry_hours: z.number({ error: 'must be an integer' }).optional(),
+    purpose: enumFilter.purpose.optional(),
+    redirect_url: z.string({ error: 'must be a string' }).optional(),
+    send_notification: boolean.optional(),
+    notification_settings: NotificationSettings.optional(),
+  },
+  { error: 'must be a JSON object' },
+);
+export type LoginLinkRequest = z.input<typeof LoginLinkRequest>;
+
+export const NOTIFICATION_DEFAULTS = {
+  partner_branded: false,
+  custom_subject: 'Your secure login link',
+  include_instructions: true,
+} as const;
+
+const page = {
+  limit: integer(PAGE_SIZE.min, PAGE_SIZE.max).optional(),
+  offset: integer(0, OFFSET_MAX, `an integer from 0 to ${OFFSET_MAX}`).optional(),
+};
+const taxYear = integer(TAX_YEAR.min, TAX_YEAR.max, `a year from ${TAX_YEAR.min} to ${TAX_YEAR.max}`);
+
+/** Query strings: unknown parameters are ignored, as HTTP caches and proxies may add their own. */
+export const DocumentListQuery = z.object({ tax_year: taxYear.optional(), ...page });
+export const ProjectListQuery = z.object({
+  tax_year: taxYear.optional(),
+  type: enumFilter.projectType.optional(),
+  status: enumFilter.projectStatus.optional(),
+});
+export const DeliverableListQuery = z.object({
+  status: enumFilter.deliverableStatus.optional(),
+  account_id: pathId.optional(),
+  project_type: enumFilter.projectType.optional(),
+  ...page,
+});
+export type DocumentListQuery = z.input<typeof DocumentListQuery>;
+export type ProjectListQuery = z.input<typeof ProjectListQuery>;
+export type DeliverableListQuery = z.input<typeof DeliverableListQuery>;
+
+/** The text fields of the multipart upload; `file` is checked by the upload handler as it streams. */
+export const DocumentUploadFields = z.strictObject({
+  tax_year: taxYear,
+  description: text(DESCRIPTION_MAX_CHARACTERS).optional(),
+});
+export type DocumentUploadFields = z.input<typeof DocumentUploadFields>;
+
+export const AccountPath = z.object({ account_id: pathId });
+export const DocumentPath = z.object({ document_id: pathId });
+export const ProjectPath = z.object({ project_id: pathId });
