@@ -1,0 +1,58 @@
+import type { EndpointName, endpoints, ResponseOf } from '../contract';
+import type { z } from 'zod';
+
+type Spec<N extends EndpointName> = (typeof endpoints)[N];
+type InputOf<S> = S extends z.ZodType ? z.input<S> : never;
+
+/** What a call of endpoint N takes: path parameters, query and JSON body, as the contract names them. */
+export type CallInput<N extends EndpointName> = {
+  params?: Spec<N> extends { params: infer P } ? InputOf<P> : never;
+  query?: Spec<N> extends { query: infer Q } ? InputOf<Q> : never;
+  body?: Spec<N> extends { multipart: true } ? never : Spec<N> extends { body: infer B } ? InputOf<B> : never;
+  /** Aborts the request (and its retries). */
+  signal?: AbortSignal;
+};
+
+/**
+ * A successful answer: `data` parsed with the endpoint's response schema (loose: unknown fields
+ * are kept), `json` exactly as the service sent it (what `--json` prints).
+ */
+export interface ApiResponse<T> {
+  status: number;
+  data: T;
+  json: unknown;
+  headers: Record<string, string>;
+}
+
+export interface UploadFile {
+  path: string;
+  /** Sent as the part's filename: the base name of `path` unless overridden. */
+  filename: string;
+  /** Sent as the part's media type: from the extension, `application/octet-stream` when unknown. */
+  contentType: string;
+  size: number;
+}
+
+/** The thin HTTP layer every command uses. Every failure is a `CliError` (src/errors.ts). */
+export interface ApiClient {
+  /** Calls a contract endpoint by its name in `src/contract/endpoints.ts`. */
+  call<N extends EndpointName>(name: N, input?: CallInput<N>): Promise<ApiResponse<ResponseOf<N>>>;
+  /** Streams a file as multipart form data (`file`, `tax_year`, `description`); never reads it whole. */
+  upload(
+    accountId: number,
+    file: UploadFile,
+    fields: { tax_year: number; description?: string },
+    options?: { onProgress?: (sentBytes: number) => void; signal?: AbortSignal },
+  ): Promise<ApiResponse<ResponseOf<'uploadDocument'>>>;
+  /**
+   * Follows `limit`/`offset` until `has_more` is false, yielding each page as it arrives.
+   * `query.limit` is the page size (default: the contract's maximum, 100).
+   */
+  pages<N extends 'listDocuments' | 'listDeliverables'>(name: N, input?: CallInput<N>): AsyncIterable<ApiResponse<ResponseOf<N>>>;
+  /** `taxprep api`: any method and path under the base URL, with the stored key; the body is JSON. */
+  raw(
+    method: string,
+    path: string,
+    options?: { query?: Record<string, string>; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<{ status: number; headers: Record<string, string>; json: unknown; text: string }>;
+}

@@ -1,0 +1,87 @@
+import type { Readable, Writable } from 'node:stream';
+import type { ApiClient } from './api/types';
+
+/** Streams and what is known about them; commands never touch `process` directly. */
+export interface IO {
+  stdout: Writable;
+  stderr: Writable;
+  stdin: Readable;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  stdinIsTTY: boolean;
+  /** Colour on stdout / stderr: a TTY, and none of NO_COLOR, TERM=dumb, --no-color (FORCE_COLOR wins). */
+  stdoutColor: boolean;
+  stderrColor: boolean;
+  /** Terminal width for tables; 80 when not a terminal. */
+  columns: number;
+}
+
+/** Flags every command accepts (defined once on the program in `src/cli.ts`). */
+export interface GlobalOptions {
+  json: boolean;
+  verbose: boolean;
+  color: boolean;
+  profile?: string;
+  baseUrl?: string;
+  /** Total time for one request, in milliseconds. */
+  timeoutMs?: number;
+  maxRetries?: number;
+  retry: boolean;
+}
+
+/** Where a setting came from, for `whoami` and `--verbose`. */
+export type SettingSource = 'flag' | 'environment' | 'profile' | 'default';
+
+export interface ResolvedSettings {
+  profileName: string | null;
+  baseUrl: string;
+  baseUrlSource: SettingSource;
+  /** Undefined when no key is configured anywhere; commands that need one fail with exit 3. */
+  apiKey: string | undefined;
+  apiKeySource: SettingSource | undefined;
+}
+
+export interface Profile {
+  name: string;
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** The conf-backed profile store (src/config/): file mode 0600, one default profile. */
+export interface ProfileStore {
+  /** Path of the profile file, for messages. */
+  readonly path: string;
+  list(): Profile[];
+  get(name: string): Profile | undefined;
+  defaultName(): string | undefined;
+  /** Adds or replaces a profile; the first profile added becomes the default. */
+  save(profile: Profile): void;
+  remove(name: string): boolean;
+  setDefault(name: string): void;
+}
+
+export interface Clock {
+  now(): Date;
+  /** Resolves after `ms`, or rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * The factory: everything a command needs, built lazily so that a command pays only for what it
+ * uses (`health` never loads conf when flags and environment name the base URL, say).
+ * Tests build one with fake streams and a real mock server instead of spawning a process.
+ */
+export interface Context {
+  io: IO;
+  env: Record<string, string | undefined>;
+  globals: GlobalOptions;
+  clock: Clock;
+  profiles(): Promise<ProfileStore>;
+  settings(): Promise<ResolvedSettings>;
+  /** An API client for the resolved settings; fails with `MissingCredentialsError` when `requireKey` and no key is set. */
+  api(options?: { requireKey?: boolean }): Promise<ApiClient>;
+  /** Reads a secret: a hidden prompt on a terminal, else one line of stdin. */
+  readSecret(prompt: string): Promise<string>;
+  /** Opens a URL in the user's browser (`--open`); prints it instead when there is no display. */
+  openUrl(url: string): Promise<void>;
+}

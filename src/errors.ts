@@ -1,0 +1,139 @@
+import type { ErrorBody } from './contract/errors';
+
+/**
+ * Exit codes: few, distinct, documented (`taxprep help exit-codes`) and decided only here.
+ * Scripts and cron jobs branch on them, so a number never changes meaning.
+ */
+export const EXIT = {
+  OK: 0,
+  /** A bug in taxprep: an unexpected failure. */
+  INTERNAL: 1,
+  /** Bad flags, arguments, files or local settings; nothing was sent. */
+  USAGE: 2,
+  /** No key, or the service refused the key: invalid, expired, without permission, or another partner's record. */
+  AUTH: 3,
+  /** The account, user, document, project or deliverable does not exist. */
+  NOT_FOUND: 4,
+  /** The service refused the request as asked: validation, duplicate email, suspended account. */
+  REJECTED: 5,
+  /** Still rate limited after retrying. */
+  RATE_LIMITED: 6,
+  /** No answer: connection refused or reset, DNS, proxy, or timeout. */
+  NETWORK: 7,
+  /** The service failed (5xx) or answered something that is not the contract. */
+  SERVER: 8,
+  /** A batch finished, but some of its items failed (each is reported). */
+  PARTIAL: 9,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** One line each, for `taxprep help exit-codes` and the README. */
+export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
+  [EXIT.OK, 'success (an empty list is a success too)'],
+  [EXIT.INTERNAL, 'unexpected failure inside taxprep (a bug: run again with --verbose and report it)'],
+  [EXIT.USAGE, 'bad flags, arguments, input files or settings; nothing was sent'],
+  [EXIT.AUTH, 'no API key, or the key was refused (INVALID_API_KEY, EXPIRED_API_KEY, INSUFFICIENT_PERMISSIONS, ACCESS_DENIED)'],
+  [EXIT.NOT_FOUND, 'the record does not exist (ACCOUNT_NOT_FOUND, USER_NOT_FOUND, DOCUMENT_NOT_FOUND, PROJECT_NOT_FOUND, DELIVERABLE_NOT_FOUND)'],
+  [EXIT.REJECTED, 'the service refused the request (VALIDATION_ERROR, INVALID_*, DUPLICATE_EMAIL, ACCOUNT_SUSPENDED, 413, 415)'],
+  [EXIT.RATE_LIMITED, 'still rate limited after retrying (RATE_LIMIT_EXCEEDED)'],
+  [EXIT.NETWORK, 'the service could not be reached, or did not answer in time'],
+  [EXIT.SERVER, 'the service failed (5xx) or its answer did not match the contract'],
+  [EXIT.PARTIAL, 'a batch finished but some items failed; each failure is reported'],
+];
+
+/** Every failure taxprep reports: a code, a message that says what to do next, and an exit code. */
+export abstract class CliError extends Error {
+  abstract readonly exitCode: ExitCode;
+  /** Machine code, the service's own for API errors (`ACCOUNT_NOT_FOUND`), ours otherwise (`USAGE_ERROR`). */
+  abstract readonly code: string;
+  readonly details: Record<string, unknown> | undefined;
+  /** What to do next, printed after the message on a terminal. */
+  readonly hint: string | undefined;
+
+  constructor(message: string, options: { details?: Record<string, unknown>; hint?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.details = options.details;
+    this.hint = options.hint;
+    this.name = new.target.name;
+  }
+
+  /** The error in the service's error-body shape, for `--json` on stderr. */
+  toBody(): ErrorBody {
+    const error: ErrorBody['error'] = { code: this.code, message: this.message };
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+}
+
+/** Bad flags, arguments or local input. `details` maps field names to messages, like `VALIDATION_ERROR`. */
+export class UsageError extends CliError {
+  readonly exitCode = EXIT.USAGE;
+  readonly code = 'USAGE_ERROR';
+}
+
+/** No usable key before any request was made (none configured, or one that cannot be a key). */
+export class MissingCredentialsError extends CliError {
+  readonly exitCode = EXIT.AUTH;
+  readonly code = 'NO_API_KEY';
+}
+
+/** The service answered with an error body (or a non-2xx status without one). */
+export class ApiError extends CliError {
+  readonly exitCode: ExitCode;
+  readonly code: string;
+  constructor(
+    readonly status: number,
+    body: ErrorBody,
+    options: { hint?: string; retryAfterSeconds?: number } = {},
+  ) {
+    super(body.error.message, { details: body.error.details, hint: options.hint });
+    this.code = body.error.code;
+    this.exitCode = exitCodeForStatus(status, body.error.code);
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+  readonly retryAfterSeconds: number | undefined;
+}
+
+/** No answer: refused, reset, DNS, proxy failure or timeout. `code` is `NETWORK_ERROR` or `TIMEOUT`. */
+export class NetworkError extends CliError {
+  readonly exitCode = EXIT.NETWORK;
+  constructor(
+    readonly code: 'NETWORK_ERROR' | 'TIMEOUT',
+    message: string,
+    options: { hint?: string; cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** The service answered something the contract does not allow (bad JSON, wrong shape). */
+export class ProtocolError extends CliError {
+  readonly exitCode = EXIT.SERVER;
+  readonly code = 'INVALID_RESPONSE';
+}
+
+/** A batch in which some items failed; the items were reported as they finished. */
+export class PartialFailureError extends CliError {
+  readonly exitCode = EXIT.PARTIAL;
+  readonly code = 'PARTIAL_FAILURE';
+}
+
+const EXIT_BY_CODE: Record<string, ExitCode> = {
+  INVALID_API_KEY: EXIT.AUTH,
+  EXPIRED_API_KEY: EXIT.AUTH,
+  INSUFFICIENT_PERMISSIONS: EXIT.AUTH,
+  ACCESS_DENIED: EXIT.AUTH,
+  ACCOUNT_SUSPENDED: EXIT.REJECTED,
+  RATE_LIMIT_EXCEEDED: EXIT.RATE_LIMITED,
+};
+
+/** The exit code of a service error: by its code where the code decides, otherwise by status class. */
+export function exitCodeForStatus(status: number, code: string): ExitCode {
+  const byCode = EXIT_BY_CODE[code];
+  if (byCode !== undefined) return byCode;
+  if (status === 401 || status === 403) return EXIT.AUTH;
+  if (status === 404) return EXIT.NOT_FOUND;
+  if (status === 429) return EXIT.RATE_LIMITED;
+  if (status >= 400 && status < 500) return EXIT.REJECTED;
+  return EXIT.SERVER;
+}

@@ -1,0 +1,99 @@
+import type { Readable } from 'node:stream';
+import type { IdKind, MockState } from './state';
+
+/**
+ * What every part of the mock (router, routes, controls) is handed. Built once by `server.ts`;
+ * tests build their own with an in-memory store.
+ */
+export interface MockDeps {
+  store: MockStore;
+  clock: MockClock;
+  settings: MockSettings;
+  requestLog: RequestLog;
+}
+
+export interface MockStore {
+  readonly state: MockState;
+  /** Hands out the next id of a kind (ids are never reused, even after records are removed). */
+  nextId(kind: IdKind): number;
+  /**
+   * Persists the state when the store has a data directory: written to a temporary file, flushed
+   * and renamed, so a crash leaves either the old or the new state. Calls are serialised.
+   * A no-op for an in-memory store.
+   */
+  commit(): Promise<void>;
+  /** Back to the seed the store was opened with; uploaded files are removed. */
+  reset(): Promise<void>;
+  readonly blobs: BlobStore;
+  /** Removes temporary files of an in-memory store; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+export interface BlobStore {
+  /**
+   * Streams `source` into a new blob without holding it in memory. Rejects with
+   * `BlobTooLargeError` once more than `maxBytes` arrive, and leaves no file behind on any failure.
+   */
+  write(source: Readable, maxBytes: number): Promise<{ blob: string; size: number }>;
+  read(blob: string): Readable;
+  remove(blob: string): Promise<void>;
+}
+
+export class BlobTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`file is larger than ${maxBytes} bytes`);
+    this.name = 'BlobTooLargeError';
+  }
+}
+
+/** The virtual clock: real time plus the store's `clockOffsetMs`, so it survives a restart. */
+export interface MockClock {
+  now(): Date;
+  nowIso(): string;
+  /** Moves the clock forward (never backward) and commits the offset. */
+  advance(milliseconds: number): Promise<void>;
+}
+
+export interface RateLimitWindow {
+  limit: number;
+  windowSeconds: number;
+}
+
+/** Settings that the command line gives and `/_mock` controls can change while running. */
+export interface MockSettings {
+  /** `{base_url}`, including `/v1beta`; known once the server listens. */
+  baseUrl: string;
+  /** `{app_url}`: where login and view links point (the mock serves them too). */
+  appUrl: string;
+  /** Per API key; an empty list turns rate limiting off. */
+  rateLimits: RateLimitWindow[];
+  /** Largest accepted upload, in bytes (413 `PAYLOAD_TOO_LARGE` beyond it). */
+  uploadMaxBytes: number;
+  faults: FaultSettings;
+}
+
+export interface FaultSettings {
+  /** Added to every contract request before it is handled. */
+  latencyMs: number;
+  /** Fraction (0-1) of contract requests answered 503 `SERVICE_UNAVAILABLE`. */
+  errorRate: number;
+  /** Fraction (0-1) of contract requests whose connection is destroyed without an answer. */
+  dropRate: number;
+}
+
+export interface RequestLogEntry {
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  /** Redacted key (prefix and last 4), when one was sent. */
+  api_key: string | null;
+  partner_id: number | null;
+  duration_ms: number;
+}
+
+export interface RequestLog {
+  record(entry: RequestLogEntry): void;
+  entries(): RequestLogEntry[];
+  clear(): void;
+}
