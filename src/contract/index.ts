@@ -5,3 +5,4 @@ export * from './loginLinks';
 export * from './requests';
 export * from './resources';
 export * from './rules';
+export * from './uploads';

@@ -29,6 +29,8 @@ export interface MockState {
   nextIds: Record<IdKind, number>;
   /** Virtual clock offset from the real clock, in milliseconds (advanced by `/_mock/clock`). */
   clockOffsetMs: number;
+  /** Random secret (base64url) that signs deliverable view links, made when the state is first seeded. */
+  signingSecret: string;
 }
 
 export type IdKind = 'partner' | 'account' | 'user' | 'loginLink' | 'document' | 'project' | 'outstandingItem' | 'deliverable' | 'email';
@@ -141,6 +143,8 @@ export interface DeliverableRecord {
 export interface OutboxEmail {
   id: number;
   to: string;
+  /** Sender name: the partner's when the email is partner-branded, the service's otherwise. */
+  from: string;
   subject: string;
   body: string;
   /** What the email was for: a login link, or a spouse invitation at account creation. */

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ignoreMissing } from './blobStore';
+import type { IdKind, MockState } from './state';
+
+/**
+ * The state file of a data directory (`serve --mock --data-dir DIR`): `DIR/state.json`, written
+ * whole to a temporary file, flushed, and renamed over the old one, so that a crash at any moment
+ * leaves either the previous state or the new one, never a mix.
+ */
+
+export const STATE_FILE = 'state.json';
+const STATE_FORMAT = 'taxprep-mock-state';
+const STATE_VERSION = 1;
+const TEMPORARY_SUFFIX = '.partial';
+
+/** The data directory cannot be used as it is: the message names the file and what is wrong. */
+export class DataDirError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirError';
+  }
+}
+
+// A record, so that adding a kind of id to the state without adding it here fails to compile.
+const ID_KINDS = Object.keys({
+  partner: true,
+  account: true,
+  user: true,
+  loginLink: true,
+  document: true,
+  project: true,
+  outstandingItem: true,
+  deliverable: true,
+  email: true,
+} satisfies Record<IdKind, true>) as IdKind[];
+const records = z.array(z.record(z.string(), z.unknown()));
+
+// The shape, not every field rule: enough to refuse a damaged or hand-edited file before it is used.
+const StateFileSchema = z.object({
+  state: z.object({
+    partners: records,
+    apiKeys: records,
+    accounts: records,
+    users: records,
+    loginLinks: records,
+    documents: records,
+    projects: records,
+    outstandingItems: records,
+    deliverables: records,
+    outbox: records,
+    nextIds: z.object(Object.fromEntries(ID_KINDS.map((kind) => [kind, z.number().int().positive()])) as Record<IdKind, z.ZodNumber>),
+    clockOffsetMs: z.number().finite().nonnegative(),
+    signingSecret: z.string().min(16),
+  }),
+});
+
+/** The saved state, or undefined when the directory has none yet. */
+export async function readStateFile(directory: string): Promise<MockState | undefined> {
+  const path = join(directory, STATE_FILE);
+  let raw: string;
+  try {
+    raw = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
+    throw new DataDirError(`${path}: cannot read the saved state (${error instanceof Error ? error.message : String(error)})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new DataDirError(`${path}: a damaged state file (invalid JSON); move it away or choose another --data-dir`);
+  }
+  const refuse = (what: string) => new DataDirError(`${path}: ${what}; move it away or choose another --data-dir`);
+  const header = (json ?? {}) as { format?: unknown; version?: unknown };
+  if (header.format !== STATE_FORMAT) throw refuse('not a state file of the taxprep mock');
+  if (header.version !== STATE_VERSION) {
+    throw refuse(`written by another version of the mock (state format ${String(header.version)}, this one reads ${STATE_VERSION})`);
+  }
+  const parsed = StateFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue ? [issue.path.map(String).join('.'), issue.message].filter(Boolean).join(': ') : 'unexpected shape';
+    throw refuse(`a damaged state file (${where})`);
+  }
+  return parsed.data.state as unknown as MockState;
+}
+
+const LOCK_FILE = 'lock';
+
+/**
+ * Claims the data directory for this process (`DIR/lock` holds its pid), so that two mocks never
+ * write the same state; a lock whose process has died (a crash) is taken over. Resolves to the
+ * function that releases it.
+ */
+export async function lockDataDir(directory: string): Promise<() => Promise<void>> {
+  const path = join(directory, LOCK_FILE);
+  for (;;) {
+    try {
+      const file = await open(path, 'wx');
+      await file.writeFile(String(process.pid));
+      await file.close();
+      return () => unlink(path).catch(ignoreMissing);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+    }
+    const holder = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+    if (Number.isInteger(holder) && holder > 0 && isRunning(holder)) {
+      throw new DataDirError(`${directory}: in use by another mock service (process ${holder}); stop it or choose another --data-dir`);
+    }
+    await unlink(path).catch(ignoreMissing);
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
+}
+
+/** Removes temporary state files of interrupted commits. */
+export async function removeStateLeftovers(directory: string): Promise<void> {
+  const leftovers = (await readdir(directory)).filter((name) => name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMPORARY_SUFFIX));
+  await Promise.all(leftovers.map((name) => unlink(join(directory, name)).catch(ignoreMissing)));
+}
+
+export async function writeStateFile(directory: string, state: MockState): Promise<void> {
+  const text = JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
+  const finalPath = join(directory, STATE_FILE);
+  const temporaryPath = `${finalPath}.${randomBytes(4).toString('hex')}${TEMPORARY_SUFFIX}`;
+  const file = await open(temporaryPath, 'wx');
+  try {
+    await file.writeFile(text, 'utf8');
+    await file.sync();
+    await file.close();
+    await rename(temporaryPath, finalPath);
+  } catch (error) {
+    await file.close().catch(() => {});
+    await unlink(temporaryPath).catch(() => {});
+    throw error;
+  }
+  await syncDirectory(directory);
+}
+
+/** Makes the rename itself durable. Some platforms cannot open a directory for this; their renames are. */
+async function syncDirectory(directory: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+    await handle.sync();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL' && code !== 'EBADF') throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Serialises writes of a changing state: a write starts after the previous one finished, and
+ * commits asked for while one waits share it. The state is captured when a write starts, so the
+ * last commit's state is always the one that ends up on disk, however many requests commit at once.
+ */
+export function createCommitQueue(write: () => Promise<void>): { commit(): Promise<void>; settled(): Promise<void> } {
+  let previous: Promise<void> = Promise.resolve();
+  let waiting: Promise<void> | undefined;
+  return {
+    commit() {
+      if (waiting) return waiting;
+      const next = previous
+        .catch(() => {})
+        .then(() => {
+          waiting = undefined;
+          return write();
+        });
+      waiting = next;
+      previous = next;
+      return next;
+    },
+    settled: () => previous.catch(() => {}),
+  };
+}

@@ -1,0 +1,134 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBlobStore, type DirectoryBlobStore } from './blobStore';
+import type { MockStore } from './deps';
+import { stateFromFixture, type Fixture } from './fixture';
+import { createCommitQueue, lockDataDir, readStateFile, removeStateLeftovers, writeStateFile } from './persistence';
+import type { IdKind, MockState } from './state';
+
+export { DataDirError } from './persistence';
+
+export interface StoreOptions {
+  /** What a fresh store (and a reset) starts from. */
+  fixture: Fixture;
+  /**
+   * Keeps the state (`state.json`) and the documents' files (`blobs/`) here across restarts. A
+   * saved state wins over the fixture; a reset goes back to the fixture. Without it the state
+   * lives in memory and the files in a temporary directory removed on close.
+   */
+  dataDir?: string;
+}
+
+const BLOB_DIRECTORY = 'blobs';
+
+export async function openStore(options: StoreOptions): Promise<MockStore> {
+  return options.dataDir === undefined ? openInMemoryStore(options.fixture) : openDataDirStore(options.fixture, options.dataDir);
+}
+
+async function openInMemoryStore(fixture: Fixture): Promise<MockStore> {
+  const directory = await mkdtemp(join(tmpdir(), 'taxprep-mock-'));
+  const blobs = createBlobStore(directory, { durable: false });
+  try {
+    const state = await seed(fixture, blobs);
+    return storeOf(state, fixture, blobs, () => ({
+      commit: async () => {},
+      close: () => rm(directory, { recursive: true, force: true }),
+    }));
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function openDataDirStore(fixture: Fixture, dataDir: string): Promise<MockStore> {
+  const blobDirectory = join(dataDir, BLOB_DIRECTORY);
+  await mkdir(blobDirectory, { recursive: true });
+  const unlock = await lockDataDir(dataDir);
+  try {
+    const blobs = createBlobStore(blobDirectory, { durable: true });
+    // The directory is ours and nothing runs yet: every temporary file and unreferenced blob is a crash's leftover.
+    await removeStateLeftovers(dataDir);
+    await blobs.removeLeftovers();
+    const saved = await readStateFile(dataDir);
+    const state = saved ?? (await seed(fixture, blobs));
+    if (!saved) await writeStateFile(dataDir, state);
+    await removeBlobsOutside(blobs, state);
+    return storeOf(state, fixture, blobs, (currentState) => {
+      const queue = createCommitQueue(() => writeStateFile(dataDir, currentState()));
+      return {
+        commit: queue.commit,
+        // Every commit asked for is on disk before the directory is released.
+        close: () => queue.settled().then(unlock),
+      };
+    });
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
+}
+
+/** Writes the fixture's documents first: a state never points at a file that is not there. */
+async function seed(fixture: Fixture, blobs: DirectoryBlobStore): Promise<MockState> {
+  const { state, blobs: seedBlobs } = stateFromFixture(fixture, new Date());
+  await inBatches(seedBlobs, ({ blob, content }) => blobs.writeNamed(blob, content));
+  return state;
+}
+
+/**
+ * File operations over many records, a bounded number at a time: a fixture with tens of thousands
+ * of documents would otherwise open them all at once and run out of file descriptors (EMFILE).
+ */
+const FILE_OPERATIONS_AT_ONCE = 64;
+async function inBatches<T>(items: readonly T[], operation: (item: T) => Promise<unknown>): Promise<void> {
+  for (let start = 0; start < items.length; start += FILE_OPERATIONS_AT_ONCE) {
+    await Promise.all(items.slice(start, start + FILE_OPERATIONS_AT_ONCE).map(operation));
+  }
+}
+
+async function removeBlobsOutside(blobs: DirectoryBlobStore, state: MockState): Promise<void> {
+  const referenced = new Set(state.documents.map((document) => document.blob));
+  const names = await blobs.list();
+  await inBatches(names.filter((name) => !referenced.has(name)), (name) => blobs.remove(name));
+}
+
+interface Persistence {
+  commit(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function storeOf(
+  initial: MockState,
+  fixture: Fixture,
+  blobs: DirectoryBlobStore,
+  persistenceOf: (currentState: () => MockState) => Persistence,
+): MockStore {
+  let state = initial;
+  let closed = false;
+  const persistence = persistenceOf(() => state);
+  return {
+    get state() {
+      return state;
+    },
+    nextId(kind: IdKind) {
+      const id = state.nextIds[kind];
+      state.nextIds[kind] = id + 1;
+      return id;
+    },
+    commit: () => persistence.commit(),
+    async reset() {
+      const previousBlobs = state.documents.map((document) => document.blob);
+      state = await seed(fixture, blobs);
+      await persistence.commit();
+      // Only the previous state's files: an upload still in flight keeps its blob.
+      const kept = new Set(state.documents.map((document) => document.blob));
+      await inBatches(previousBlobs.filter((blob) => !kept.has(blob)), (blob) => blobs.remove(blob));
+    },
+    blobs,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await persistence.close();
+    },
+  };
+}

@@ -1,0 +1,255 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DirectoryBlobStore } from '../../src/mock/blobStore';
+import { BlobTooLargeError, type MockStore } from '../../src/mock/deps';
+import { parseFixture, type Fixture } from '../../src/mock/fixture';
+import { DEMO_FIXTURE } from '../../src/mock/seed';
+import { createCommitQueue } from '../../src/mock/persistence';
+import { DataDirError, openStore } from '../../src/mock/store';
+
+const SMALL_FIXTURE: Fixture = parseFixture({
+  partners: [{ id: 1, name: 'Solo', api_keys: [{ key: 'tpk_testKeySolo00000000000001', label: 'main' }] }],
+  accounts: [{ id: 3, partner_id: 1, email: 'solo@example.com', first_name: 'Sol', last_name: 'O' }],
+  documents: [{ id: 4, account_id: 3, filename: 'a.txt', tax_year: 2025, content: 'seeded' }],
+});
+
+const open: MockStore[] = [];
+async function openTracked(options: Parameters<typeof openStore>[0]): Promise<MockStore> {
+  const store = await openStore(options);
+  open.push(store);
+  return store;
+}
+const closeAll = () => Promise.all(open.splice(0).map((store) => store.close()));
+afterEach(closeAll);
+
+const directoryOf = (store: MockStore) => (store.blobs as DirectoryBlobStore).directory;
+const readBlob = (store: MockStore, blob: string) => text(store.blobs.read(blob));
+
+/** A stream that sends `chunks` and then fails, as a client that drops the connection mid-upload. */
+function abortedUpload(chunks: number): Readable {
+  let sent = 0;
+  return new Readable({
+    read() {
+      if (sent < chunks) {
+        sent += 1;
+        this.push(Buffer.alloc(1024, 'x'));
+      } else this.destroy(new Error('connection reset'));
+    },
+  });
+}
+
+describe('in-memory store', () => {
+  it('starts from the fixture, with the seed documents readable', async () => {
+    const store = await openTracked({ fixture: DEMO_FIXTURE });
+    expect(store.state.accounts.map((account) => account.id)).toContain(1001);
+    const document = store.state.documents.find((candidate) => candidate.id === 7001)!;
+    const content = await readBlob(store, document.blob);
+    expect(content).toContain('W-2 2024');
+    expect(Buffer.byteLength(content)).toBe(document.file_size);
+  });
+
+  it('hands out ids after the fixture, never twice', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE });
+    expect([store.nextId('account'), store.nextId('account'), store.nextId('document')]).toEqual([4, 5, 5]);
+  });
+
+  it('writes and reads a blob, accepting exactly the limit', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE });
+    const { blob, size } = await store.blobs.write(Readable.from([Buffer.from('hello '), Buffer.from('world')]), 11);
+    expect(size).toBe(11);
+    expect(await readBlob(store, blob)).toBe('hello world');
+    await store.blobs.remove(blob);
+    expect(existsSync(join(directoryOf(store), blob))).toBe(false);
+  });
+
+  it('refuses a blob over the limit and leaves no file behind', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE });
+    const before = await readdir(directoryOf(store));
+    await expect(store.blobs.write(Readable.from([Buffer.alloc(8), Buffer.alloc(8)]), 12)).rejects.toBeInstanceOf(BlobTooLargeError);
+    expect(await readdir(directoryOf(store))).toEqual(before);
+  });
+
+  it('leaves no file behind when the upload is aborted', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE });
+    const before = await readdir(directoryOf(store));
+    await expect(store.blobs.write(abortedUpload(3), 1_000_000)).rejects.toThrow('connection reset');
+    expect(await readdir(directoryOf(store))).toEqual(before);
+  });
+
+  it('refuses a blob name that is a path', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE });
+    expect(() => store.blobs.read('../state.json')).toThrow('invalid blob name');
+  });
+
+  it('resets to the fixture: records, uploads removed, seed documents rewritten, a new signing secret', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE });
+    const { signingSecret } = store.state;
+    const upload = await store.blobs.write(Readable.from([Buffer.from('upload')]), 100);
+    store.state.documents.push({ ...store.state.documents[0]!, id: store.nextId('document'), blob: upload.blob });
+    store.state.accounts[0]!.status = 'suspended';
+    store.state.clockOffsetMs = 60_000;
+
+    await store.reset();
+
+    expect(store.state.accounts[0]!.status).toBe('active');
+    expect(store.state.documents.map((document) => document.id)).toEqual([4]);
+    expect(store.state.nextIds.document).toBe(5);
+    expect(store.state.clockOffsetMs).toBe(0);
+    expect(store.state.signingSecret).not.toBe(signingSecret);
+    expect(await readBlob(store, store.state.documents[0]!.blob)).toBe('seeded');
+    expect(await readdir(directoryOf(store))).toEqual([store.state.documents[0]!.blob]);
+  });
+
+  it('removes its temporary directory on close', async () => {
+    const store = await openStore({ fixture: SMALL_FIXTURE });
+    const directory = directoryOf(store);
+    expect(existsSync(directory)).toBe(true);
+    await store.close();
+    expect(existsSync(directory)).toBe(false);
+  });
+});
+
+describe('data-dir store', () => {
+  let dataDir: string;
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'taxprep-store-test-'));
+  });
+  afterEach(async () => {
+    await closeAll();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const savedState = async () => JSON.parse(await readFile(join(dataDir, 'state.json'), 'utf8')).state;
+
+  it('keeps state and uploads across a restart, and the saved state wins over the fixture', async () => {
+    const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    const upload = await first.blobs.write(Readable.from([Buffer.from('kept')]), 100);
+    first.state.documents.push({ ...first.state.documents[0]!, id: first.nextId('document'), blob: upload.blob });
+    first.state.accounts[0]!.status = 'completed';
+    await first.commit();
+    await first.close();
+
+    const second = await openTracked({ fixture: DEMO_FIXTURE, dataDir });
+    expect(second.state.accounts.map((account) => [account.id, account.status])).toEqual([[3, 'completed']]);
+    expect(await readBlob(second, upload.blob)).toBe('kept');
+    expect(second.nextId('document')).toBe(6);
+  });
+
+  it('saves the first state at once, without keys in full', async () => {
+    await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    const raw = await readFile(join(dataDir, 'state.json'), 'utf8');
+    expect(JSON.parse(raw)).toMatchObject({ format: 'taxprep-mock-state', version: 1 });
+    expect(raw).not.toContain('tpk_testKeySolo');
+  });
+
+  it('ends with the last state on disk when many commits overlap', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    const commits: Array<Promise<void>> = [];
+    for (let progress = 1; progress <= 50; progress += 1) {
+      store.state.accounts[0]!.first_name = `Name ${progress}`;
+      commits.push(store.commit());
+      if (progress % 7 === 0) await commits.at(-1);
+    }
+    await Promise.all(commits);
+    expect((await savedState()).accounts[0].first_name).toBe('Name 50');
+    expect((await readdir(dataDir)).sort()).toEqual(['blobs', 'lock', 'state.json']);
+  });
+
+  it('loads the last committed state after a crash, removing half-written files and orphaned uploads', async () => {
+    const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    first.state.accounts[0]!.last_name = 'Committed';
+    await first.commit();
+    await first.close();
+    // What a crash can leave: a half-written state, a half-written upload, an upload whose record was never committed.
+    const committed = await readFile(join(dataDir, 'state.json'), 'utf8');
+    await writeFile(join(dataDir, 'state.json.0badc0de.partial'), committed.slice(0, committed.length / 2));
+    await writeFile(join(dataDir, 'blobs', '0123456789abcdef0123456789abcdef.1a2b3c4d.partial'), 'half');
+    await writeFile(join(dataDir, 'blobs', 'fedcba9876543210fedcba9876543210'), 'orphan');
+
+    const second = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    expect(second.state.accounts[0]!.last_name).toBe('Committed');
+    expect((await readdir(dataDir)).sort()).toEqual(['blobs', 'lock', 'state.json']);
+    expect(await readdir(join(dataDir, 'blobs'))).toEqual([second.state.documents[0]!.blob]);
+  });
+
+  it.each([
+    ['invalid JSON', '{"format": "taxprep-mock-state", "vers', 'a damaged state file (invalid JSON)'],
+    ["another program's file", '{"accounts": []}', 'not a state file of the taxprep mock'],
+    ['a later version', '{"format": "taxprep-mock-state", "version": 2, "state": {}}', 'written by another version of the mock (state format 2, this one reads 1)'],
+    ['a missing collection', '{"format": "taxprep-mock-state", "version": 1, "state": {"partners": []}}', 'a damaged state file (state.apiKeys: '],
+  ])('refuses a state file with %s, naming the file, and leaves it alone', async (_, content, expected) => {
+    const path = join(dataDir, 'state.json');
+    await writeFile(path, content);
+    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toThrow(`${path}: ${expected}`);
+    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toBeInstanceOf(DataDirError);
+    expect(await readFile(path, 'utf8')).toBe(content);
+    expect(await readdir(dataDir)).not.toContain('lock');
+  });
+
+  it('refuses a data directory that another running mock holds, and takes over from a crashed one', async () => {
+    await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toThrow(
+      `${dataDir}: in use by another mock service (process ${process.pid}); stop it or choose another --data-dir`,
+    );
+    await closeAll();
+    expect(await readdir(dataDir)).not.toContain('lock');
+    // A pid above Linux's largest possible one: the process that wrote this lock is gone.
+    await writeFile(join(dataDir, 'lock'), '99999999');
+    const store = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    expect(store.state.accounts).toHaveLength(1);
+    expect(await readFile(join(dataDir, 'lock'), 'utf8')).toBe(String(process.pid));
+  });
+
+  it('resets to the fixture on disk too, removing uploads', async () => {
+    const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    const upload = await first.blobs.write(Readable.from([Buffer.from('gone')]), 100);
+    first.state.documents.push({ ...first.state.documents[0]!, id: first.nextId('document'), blob: upload.blob });
+    first.state.accounts[0]!.status = 'suspended';
+    await first.commit();
+    await first.reset();
+    await first.close();
+
+    const second = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    expect(second.state.accounts[0]!.status).toBe('active');
+    expect(second.state.documents).toHaveLength(1);
+    expect(await readdir(join(dataDir, 'blobs'))).toEqual([second.state.documents[0]!.blob]);
+    expect(await readBlob(second, second.state.documents[0]!.blob)).toBe('seeded');
+  });
+});
+
+describe('commit queue', () => {
+  it('runs one write at a time and lets commits that wait share the next write', async () => {
+    let running = 0;
+    let mostAtOnce = 0;
+    let writes = 0;
+    const { commit, settled } = createCommitQueue(async () => {
+      running += 1;
+      writes += 1;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running -= 1;
+    });
+    const first = commit();
+    await Promise.resolve();
+    await Promise.resolve();
+    // The first write is under way; these ten wait for it and then share one write.
+    await Promise.all([first, ...Array.from({ length: 10 }, () => commit())]);
+    await settled();
+    expect({ writes, mostAtOnce }).toEqual({ writes: 2, mostAtOnce: 1 });
+  });
+
+  it('keeps committing after a failed write', async () => {
+    let calls = 0;
+    const { commit } = createCommitQueue(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('disk full');
+    });
+    await expect(commit()).rejects.toThrow('disk full');
+    await expect(commit()).resolves.toBeUndefined();
+  });
+});
