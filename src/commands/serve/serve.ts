@@ -1,6 +1,202 @@
-import type { Writable } from 'node:stream';
+import { PERMISSIONS } from '../../contract/endpoints';
+import type { Context } from '../../context';
+import { UsageError } from '../../errors';
+import { definedOnly } from '../parseFlags';
+import type { FaultSettings, RateLimitWindow } from '../../mock/deps';
+import type { MockServer, PrintedApiKey } from '../../mock/server';
+import type { RawInvocation } from '../types';
 
-export async function runServe(io: { stdout: Writable; stderr: Writable }, _options: Record<string, unknown>): Promise<number> {
-  io.stderr.write('serve: not built yet\n');
-  return 1;
+/** What the flags say; an absent flag is left undefined, for the mock's own default (`src/mock/server.ts`). */
+export interface ServeOptions {
+  host: string | undefined;
+  port: number | undefined;
+  seedPath: string | undefined;
+  dataDir: string | undefined;
+  rateLimits: RateLimitWindow[] | undefined;
+  uploadMaxBytes: number | undefined;
+  faults: Partial<FaultSettings>;
+}
+
+const MAX_LATENCY_MS = 60_000;
+
+export function parseOptions(raw: RawInvocation): ServeOptions {
+  const flags = raw.flags;
+  if (flags.mock !== true) {
+    throw new UsageError('taxprep serve needs --mock: the built-in mock is the only server there is. Run `taxprep serve --mock`.');
+  }
+  return {
+    host: optional(flagText(flags.host), parseHost),
+    port: optional(flagText(flags.port), (value) => parseInteger('--port', value, 0, 65_535, ' (0 picks a free port)')),
+    seedPath: nonEmpty('--seed', flagText(flags.seed)),
+    dataDir: nonEmpty('--data-dir', flagText(flags.dataDir)),
+    rateLimits: optional(flagText(flags.rateLimit), parseRateLimits),
+    uploadMaxBytes: optional(flagText(flags.maxUploadSize), parseSize),
+    faults: definedOnly({
+      latencyMs: optional(flagText(flags.latency), (value) => parseInteger('--latency', value, 0, MAX_LATENCY_MS, ' milliseconds')),
+      errorRate: optional(flagText(flags.errorRate), (value) => parseFraction('--error-rate', value)),
+      dropRate: optional(flagText(flags.dropRate), (value) => parseFraction('--drop-rate', value)),
+    }),
+  };
+}
+
+function optional<T>(value: string | undefined, parse: (value: string) => T): T | undefined {
+  return value === undefined ? undefined : parse(value);
+}
+
+function flagText(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function nonEmpty(flag: string, value: string | undefined): string | undefined {
+  if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be empty.`);
+  return value;
+}
+
+function parseHost(value: string): string {
+  if (!/^[A-Za-z0-9.:-]+$/.test(value)) {
+    throw new UsageError(`--host must be a host name or an IP address such as 127.0.0.1; got "${value}".`);
+  }
+  return value;
+}
+
+function parseInteger(flag: string, value: string, min: number, max: number, unit = ''): number {
+  const parsed = /^\d{1,9}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(parsed >= min && parsed <= max)) {
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}${unit}; got "${value}".`);
+  }
+  return parsed;
+}
+
+function parseFraction(flag: string, value: string): number {
+  const parsed = /^\d*\.?\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(parsed >= 0 && parsed <= 1)) throw new UsageError(`${flag} must be a number from 0 to 1, such as 0.1; got "${value}".`);
+  return parsed;
+}
+
+const SECONDS_PER_UNIT: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `off`, or comma-separated `<requests>/<length><unit>` windows such as `100/60s,10000/1d`. */
+export function parseRateLimits(value: string): RateLimitWindow[] {
+  if (value.trim().toLowerCase() === 'off') return [];
+  return value.split(',').map((part) => {
+    const match = /^(\d{1,9})\/(\d{0,9})([smhd])$/.exec(part.trim());
+    const limit = Number(match?.[1]);
+    const windowSeconds = Number(match?.[2] || '1') * SECONDS_PER_UNIT[match?.[3] ?? 's']!;
+    if (!match || limit < 1 || windowSeconds < 1) {
+      throw new UsageError(
+        `--rate-limit must be "off" or windows like 100/60s,10000/1d (requests/length with unit s, m, h or d, both at least 1); got "${part.trim()}".`,
+      );
+    }
+    return { limit, windowSeconds };
+  });
+}
+
+const BYTES_PER_UNIT: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
+
+/** A size in bytes: `100mb`, `512kb`, `1gb` (powers of 1024) or a plain number of bytes. */
+export function parseSize(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const multiplier = BYTES_PER_UNIT[match?.[2]?.toLowerCase() ?? ''];
+  const bytes = match && multiplier !== undefined ? Math.floor(Number(match[1]) * multiplier) : NaN;
+  if (!(bytes >= 1 && bytes <= Number.MAX_SAFE_INTEGER)) {
+    throw new UsageError(`--max-upload-size must be a size such as 100mb, 512kb or 1gb (at least 1 byte); got "${value}".`);
+  }
+  return bytes;
+}
+
+export async function run(ctx: Context, options: ServeOptions): Promise<number> {
+  const { createMockServer, DEFAULT_HOST, DEFAULT_PORT } = await import('../../mock/server');
+  const fixture = options.seedPath === undefined ? undefined : await loadSeed(options.seedPath);
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
+  let server: MockServer;
+  try {
+    server = await createMockServer({
+      ...definedOnly({ fixture, dataDir: options.dataDir, rateLimits: options.rateLimits, uploadMaxBytes: options.uploadMaxBytes }),
+      host,
+      port,
+      faults: options.faults,
+      onInternalError: (error) => ctx.io.stderr.write(`mock: unexpected failure (answered 500): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+    });
+  } catch (error) {
+    throw listenError(error, host, port) ?? error;
+  }
+
+  // Listening for signals before announcing the server: a script may stop it the moment it reads the line.
+  const stopRequested = untilStopSignal();
+  ctx.io.stdout.write(ctx.globals.json ? `${JSON.stringify(startupRecord(server, options))}\n` : startupText(server, options));
+  await stopRequested;
+  await server.close();
+  if (!ctx.globals.json) ctx.io.stderr.write('Mock service stopped.\n');
+  return 0;
+}
+
+async function loadSeed(path: string) {
+  const { loadFixtureFile, FixtureError } = await import('../../mock/fixture');
+  try {
+    return await loadFixtureFile(path);
+  } catch (error) {
+    if (error instanceof FixtureError) throw new UsageError(`--seed: ${error.message}`);
+    throw error;
+  }
+}
+
+/** A failure to listen is the user's to fix (another port or host): exit 2, like any bad flag. */
+function listenError(error: unknown, host: string, port: number): UsageError | undefined {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new UsageError(`Port ${port} on ${host} is already in use. Choose another with --port, or --port 0 for a free one.`);
+  }
+  if (code === 'EACCES') return new UsageError(`Not allowed to listen on ${host}:${port}; ports below 1024 need privileges. Choose another --port.`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new UsageError(`--host ${host} is not an address of this machine; use 127.0.0.1 (the default) or 0.0.0.0.`);
+  }
+  return undefined;
+}
+
+function startupRecord(server: MockServer, options: ServeOptions) {
+  return { base_url: server.baseUrl, app_url: server.appUrl, keys: server.keys, data_dir: options.dataDir ?? null };
+}
+
+function startupText(server: MockServer, options: ServeOptions): string {
+  const labelWidth = Math.max(...server.keys.map((key) => key.label.length));
+  return [
+    'taxprep mock service is running.',
+    `  Base URL:  ${server.baseUrl}`,
+    `  App URL:   ${server.appUrl}`,
+    `  Controls:  ${server.appUrl}/_mock`,
+    `  Data:      ${options.dataDir ?? 'in memory (gone when stopped)'}`,
+    `  Limits:    ${describeLimits(server.deps.settings.rateLimits)}`,
+    '',
+    'API keys (shown only here; the mock stores their SHA-256):',
+    ...server.keys.map((key) => `  ${key.label.padEnd(labelWidth)}  partner ${key.partner_id}  ${key.key}  ${describeKey(key, server.deps.clock.now())}`),
+    '',
+    `Try: taxprep health --base-url ${server.baseUrl}`,
+    'Stop with Ctrl+C.',
+    '',
+  ].join('\n');
+}
+
+function describeLimits(windows: RateLimitWindow[]): string {
+  return windows.length === 0 ? 'off' : windows.map((window) => `${window.limit} per ${window.windowSeconds}s`).join(', ');
+}
+
+function describeKey(key: PrintedApiKey, now: Date): string {
+  const scope = PERMISSIONS.every((permission) => key.permissions.includes(permission)) ? 'all permissions' : key.permissions.join(' ') || 'no permissions';
+  if (key.expires_at === null) return scope;
+  const expired = Date.parse(key.expires_at) <= now.getTime();
+  return `${scope}; ${expired ? 'expired' : 'expires'} ${key.expires_at}`;
+}
+
+/** Resolves on the first SIGINT or SIGTERM; a second one then ends the process the default way. */
+function untilStopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }

@@ -1,0 +1,248 @@
+import type { AddressInfo, Socket } from 'node:net';
+import multipart from '@fastify/multipart';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { BASE_PATH, type Permission } from '../contract';
+import { registerAppRoutes } from './appRoutes';
+import { createClock } from './clock';
+import { sha256Hex } from './crypto';
+import { registerControls } from './controls';
+import { BlobTooLargeError, type FaultSettings, type MockDeps, type MockSettings, type RateLimitWindow } from './deps';
+import { MockError } from './errors';
+import type { RandomSource } from './faults';
+import type { Fixture } from './fixture';
+import { createRateLimiter, type RateLimiter } from './rateLimit';
+import { createRequestLog } from './requestLog';
+import { createRouteIndex, notFoundOrWrongMethod, registerContractRoutes } from './router';
+import { handlers } from './routes';
+import { DEMO_FIXTURE } from './seed';
+import type { MockState } from './state';
+import { openStore } from './store';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 4010;
+/** The contract's limits for a production key: 100 a minute and 10,000 a day. */
+export const DEFAULT_RATE_LIMITS: readonly RateLimitWindow[] = [
+  { limit: 100, windowSeconds: 60 },
+  { limit: 10_000, windowSeconds: 86_400 },
+];
+/** Largest document upload (the contract does not say; README, "Contract notes"). */
+export const DEFAULT_UPLOAD_MAX_BYTES = 100 * 1024 * 1024;
+/** Largest JSON body: the biggest valid request is a few kilobytes. */
+export const JSON_BODY_MAX_BYTES = 1024 * 1024;
+export const NO_FAULTS: FaultSettings = { latencyMs: 0, errorRate: 0, dropRate: 0 };
+
+export interface MockServerOptions {
+  fixture?: Fixture;
+  /** Keep state and uploads here across restarts; in memory when absent. */
+  dataDir?: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Per key; [] turns rate limiting off. */
+  rateLimits?: readonly RateLimitWindow[];
+  uploadMaxBytes?: number;
+  faults?: Partial<FaultSettings>;
+  /** Check every answer against the contract's response schema (tests); off by default for speed. */
+  validateResponses?: boolean;
+  /** Decides injected faults; tests pass a constant. */
+  random?: RandomSource;
+  /** Told about every unexpected failure (answered 500); `serve` prints them on stderr. */
+  onInternalError?: (error: unknown) => void;
+}
+
+/** A key as `serve` prints it at start-up: the only moment the plain key is shown. */
+export interface PrintedApiKey {
+  key: string;
+  label: string;
+  partner_id: number;
+  permissions: Permission[];
+  expires_at: string | null;
+}
+
+export interface MockServer {
+  app: FastifyInstance;
+  deps: MockDeps;
+  baseUrl: string;
+  appUrl: string;
+  keys: PrintedApiKey[];
+  close(): Promise<void>;
+}
+
+/** Opens the store, builds the app and listens; the returned server is ready for requests. */
+export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
+  const fixture = options.fixture ?? DEMO_FIXTURE;
+  const store = await openStore({ fixture, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) });
+  const settings: MockSettings = {
+    baseUrl: '',
+    appUrl: '',
+    rateLimits: [...(options.rateLimits ?? DEFAULT_RATE_LIMITS)],
+    uploadMaxBytes: options.uploadMaxBytes ?? DEFAULT_UPLOAD_MAX_BYTES,
+    faults: { ...NO_FAULTS, ...options.faults },
+  };
+  const deps: MockDeps = { store, clock: createClock(store), settings, requestLog: createRequestLog() };
+  let app: FastifyInstance | undefined;
+  try {
+    app = await buildMockApp(deps, {
+      limiter: createRateLimiter(settings, deps.clock, () => store.state),
+      random: options.random ?? Math.random,
+      validateResponses: options.validateResponses ?? false,
+      onInternalError: options.onInternalError ?? (() => {}),
+    });
+    await app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
+  } catch (error) {
+    await app?.close();
+    await store.close();
+    throw error;
+  }
+  const { port } = app.server.address() as AddressInfo;
+  settings.appUrl = `http://${hostInUrl(options.host ?? DEFAULT_HOST)}:${port}`;
+  settings.baseUrl = settings.appUrl + BASE_PATH;
+  const server = app;
+  return {
+    app,
+    deps,
+    baseUrl: settings.baseUrl,
+    appUrl: settings.appUrl,
+    keys: printedKeys(fixture, store.state),
+    async close() {
+      await server.close();
+      await store.close();
+    },
+  };
+}
+
+/** The fixture's plain keys, with expiry as the state holds it (a fixture may give it relative to start-up). */
+function printedKeys(fixture: Fixture, state: MockState): PrintedApiKey[] {
+  return fixture.partners.flatMap((partner) =>
+    partner.api_keys.map((apiKey) => {
+      const digest = sha256Hex(apiKey.key);
+      const stored = state.apiKeys.find((record) => record.key_sha256 === digest);
+      return {
+        key: apiKey.key,
+        label: apiKey.label,
+        partner_id: partner.id,
+        permissions: [...apiKey.permissions],
+        expires_at: stored?.expires_at ?? null,
+      };
+    }),
+  );
+}
+
+/** Links must work when pasted: a wildcard address is reached as localhost, IPv6 goes in brackets. */
+function hostInUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+interface AppOptions {
+  limiter: RateLimiter;
+  random: RandomSource;
+  validateResponses: boolean;
+  onInternalError: (error: unknown) => void;
+}
+
+/** The Fastify app of the mock: contract routes, `/_mock` controls and the app's landing pages. */
+async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: JSON_BODY_MAX_BYTES,
+    exposeHeadRoutes: false,
+    forceCloseConnections: true,
+    // Failures found before routing get the contract's error body too.
+    frameworkErrors: (error, request, reply) => {
+      const badUrl = error.code === 'FST_ERR_BAD_URL';
+      const answer = badUrl
+        ? new MockError('INVALID_PARAMETERS', 'The request path is not a valid URL: it has malformed percent-encoding.', { path: ['has malformed percent-encoding'] })
+        : new MockError('NOT_FOUND', 'No route matches the request.', { method: request.method, path: request.url.split('?')[0] ?? '' });
+      void sendMockError(reply, answer);
+    },
+    clientErrorHandler: answerMalformedHttp,
+  });
+  const routeIndex = createRouteIndex(app);
+
+  await app.register(multipart, { limits: { fileSize: deps.settings.uploadMaxBytes } });
+  replaceJsonParser(app);
+
+  app.setErrorHandler((error, request, reply) => {
+    const answer = asMockError(error, request, deps.settings);
+    if (!answer) options.onInternalError(error);
+    return sendMockError(reply, answer ?? new MockError('INTERNAL_ERROR', 'The mock failed unexpectedly; this is a bug in taxprep.'));
+  });
+  app.setNotFoundHandler((request) => {
+    throw notFoundOrWrongMethod(routeIndex, request);
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.url.startsWith(`${BASE_PATH}/`)) recordRequest(deps, request, reply);
+    done();
+  });
+
+  registerContractRoutes(app, deps, handlers, options);
+  registerControls(app, deps);
+  registerAppRoutes(app, deps);
+  await app.ready();
+  return app;
+}
+
+function recordRequest(deps: MockDeps, request: FastifyRequest, reply: FastifyReply): void {
+  deps.requestLog.record({
+    at: deps.clock.nowIso(),
+    method: request.method,
+    path: request.url,
+    status: reply.statusCode,
+    api_key: request.mockCaller?.apiKey ?? null,
+    partner_id: request.mockCaller?.partnerId ?? null,
+    duration_ms: Math.round(reply.elapsedTime),
+  });
+}
+
+function sendMockError(reply: FastifyReply, error: MockError): FastifyReply {
+  return reply.code(error.status).headers(error.headers).send(error.body());
+}
+
+/** A request that is not even HTTP (Node's parser refused it): answered in the contract's body, then closed. */
+function answerMalformedHttp(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const body = JSON.stringify(
+    new MockError('VALIDATION_ERROR', 'The request is not well-formed HTTP/1.1.', { request: ['is not well-formed HTTP/1.1'] }).body(),
+  );
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Fastify's own JSON parser (with its prototype-poisoning guard), but an empty body is no body and bad JSON is `INVALID_JSON`. */
+function replaceJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    parseJson(request, text, (error, value) => {
+      if (error) done(new MockError('INVALID_JSON', `The request body is not valid JSON: ${error.message}`), undefined);
+      else done(null, value);
+    });
+  });
+}
+
+/** The contract's answer for a failure, or undefined when the failure is a bug (500). */
+function asMockError(error: unknown, request: FastifyRequest, settings: MockSettings): MockError | undefined {
+  if (error instanceof MockError) return error;
+  if (error instanceof BlobTooLargeError) return payloadTooLarge(error.maxBytes);
+  const { code, statusCode } = error as Partial<FastifyError>;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return payloadTooLarge(JSON_BODY_MAX_BYTES);
+  if (statusCode === 413) return payloadTooLarge(settings.uploadMaxBytes);
+  if (statusCode === 415 || code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') {
+    return new MockError('UNSUPPORTED_MEDIA_TYPE', 'The request body is not in a media type this operation accepts.', {
+      provided: request.headers['content-type'] ?? '(none)',
+      expected: ['application/json'],
+    });
+  }
+  if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
+    return new MockError('VALIDATION_ERROR', `The request could not be read: ${(error as Error).message}.`, { body: [(error as Error).message] });
+  }
+  return undefined;
+}
+
+function payloadTooLarge(maxBytes: number): MockError<'PAYLOAD_TOO_LARGE'> {
+  return new MockError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${maxBytes} bytes.`, { max_bytes: maxBytes });
+}

@@ -1,0 +1,56 @@
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+
+const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
+
+export interface ServedMock {
+  baseUrl: string;
+  appUrl: string;
+  /** Plain keys by their label in the fixture (demo data: see DEMO_API_KEYS). */
+  keys: Record<string, string>;
+  process: ResultPromise;
+  /** Sends SIGTERM and waits for the process to end; resolves to its exit code. */
+  stop(): Promise<number | undefined>;
+}
+
+/**
+ * Runs the real built CLI, `taxprep serve --mock --port 0 --json`, and waits for its start-up
+ * line. Needs `npm run build` first (the test command does it).
+ */
+export async function startServeMock(extraArgs: string[] = []): Promise<ServedMock> {
+  const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--json', ...extraArgs], {
+    reject: false,
+    env: { NO_COLOR: '1' },
+  });
+  const stdout = await waitForStdout(child, (text) => text.includes('\n'));
+  const started = JSON.parse(stdout.slice(0, stdout.indexOf('\n'))) as { base_url: string; app_url: string; keys: Array<{ key: string; label: string }> };
+  return {
+    baseUrl: started.base_url,
+    appUrl: started.app_url,
+    keys: Object.fromEntries(started.keys.map((entry) => [entry.label, entry.key])),
+    process: child,
+    async stop() {
+      child.kill('SIGTERM');
+      return (await child).exitCode;
+    },
+  };
+}
+
+/**
+ * Resolves with stdout so far once `isComplete` accepts it; rejects with stderr when the process
+ * ends first (a failed start must fail the test, not time it out).
+ */
+export function waitForStdout(child: ResultPromise, isComplete: (stdout: string) => boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      if (isComplete(buffered)) {
+        child.stdout?.off('data', onData);
+        resolve(buffered);
+      }
+    };
+    child.stdout?.on('data', onData);
+    void child.then((result) => reject(new Error(`taxprep serve exited with ${result.exitCode} before starting: ${String(result.stderr)}`)));
+  });
+}

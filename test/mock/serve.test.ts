@@ -1,0 +1,127 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { parseOptions, run, type ServeOptions } from '../../src/commands/serve/serve';
+import type { Context } from '../../src/context';
+import { UsageError } from '../../src/errors';
+import { startServeMock, waitForStdout } from '../helpers/serveMock';
+
+const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
+const parse = (flags: Record<string, unknown>) => parseOptions({ args: [], flags: { mock: true, ...flags } });
+
+describe('serve flags', () => {
+  it('leaves every absent flag to the mock\'s defaults', () => {
+    expect(parse({})).toEqual<ServeOptions>({
+      host: undefined,
+      port: undefined,
+      seedPath: undefined,
+      dataDir: undefined,
+      rateLimits: undefined,
+      uploadMaxBytes: undefined,
+      faults: {},
+    });
+  });
+
+  it('requires --mock, saying that the mock is the only server', () => {
+    expect(() => parseOptions({ args: [], flags: {} })).toThrow(/--mock/);
+    expect(() => parseOptions({ args: [], flags: {} })).toThrow(UsageError);
+  });
+
+  it.each<[Record<string, unknown>, Partial<ServeOptions>]>([
+    [{ port: '0' }, { port: 0 }],
+    [{ host: '0.0.0.0' }, { host: '0.0.0.0' }],
+    [{ rateLimit: 'off' }, { rateLimits: [] }],
+    [{ rateLimit: '5/10s' }, { rateLimits: [{ limit: 5, windowSeconds: 10 }] }],
+    [{ rateLimit: '30/m, 500/1h,1000/d' }, { rateLimits: [{ limit: 30, windowSeconds: 60 }, { limit: 500, windowSeconds: 3600 }, { limit: 1000, windowSeconds: 86_400 }] }],
+    [{ maxUploadSize: '512kb' }, { uploadMaxBytes: 512 * 1024 }],
+    [{ maxUploadSize: '1GB' }, { uploadMaxBytes: 1024 ** 3 }],
+    [{ maxUploadSize: '1000' }, { uploadMaxBytes: 1000 }],
+    [{ latency: '250', errorRate: '0.25', dropRate: '1' }, { faults: { latencyMs: 250, errorRate: 0.25, dropRate: 1 } }],
+    [{ errorRate: '.5' }, { faults: { errorRate: 0.5 } }],
+    [{ seed: 'demo.json', dataDir: './state' }, { seedPath: 'demo.json', dataDir: './state' }],
+  ])('parses %j', (flags, expected) => {
+    expect(parse(flags)).toMatchObject(expected);
+  });
+
+  it.each([
+    [{ port: '65536' }, '--port must be an integer from 0 to 65535'],
+    [{ port: 'http' }, '--port must be an integer'],
+    [{ host: 'a b' }, '--host must be a host name or an IP address'],
+    [{ rateLimit: '100' }, '--rate-limit must be "off" or windows like 100/60s'],
+    [{ rateLimit: '0/60s' }, '--rate-limit'],
+    [{ rateLimit: '10/0s' }, '--rate-limit'],
+    [{ maxUploadSize: '10 parsecs' }, '--max-upload-size must be a size such as 100mb'],
+    [{ maxUploadSize: '0' }, '--max-upload-size'],
+    [{ latency: '-5' }, '--latency must be an integer from 0 to 60000'],
+    [{ errorRate: '1.5' }, '--error-rate must be a number from 0 to 1'],
+    [{ dropRate: 'half' }, '--drop-rate must be a number from 0 to 1'],
+    [{ seed: ' ' }, '--seed must not be empty'],
+  ])('refuses %j', (flags, message) => {
+    expect(() => parse(flags)).toThrow(UsageError);
+    expect(() => parse(flags)).toThrow(message);
+  });
+});
+
+describe('taxprep serve --mock (in process)', () => {
+  it('reports a port in use as a usage error naming the port', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    const ctx = { io: { stdout: process.stdout, stderr: process.stderr }, globals: { json: true } } as unknown as Context;
+    try {
+      const failure = run(ctx, parse({ port: String(port) }));
+      await expect(failure).rejects.toThrow(UsageError);
+      await expect(failure).rejects.toThrow(`Port ${port} on 127.0.0.1 is already in use`);
+    } finally {
+      blocker.close();
+    }
+  });
+});
+
+describe('taxprep serve --mock (the real process)', () => {
+  it('prints one JSON line with the URLs and keys, serves the contract, and exits 0 on SIGTERM', async () => {
+    const served = await startServeMock(['--rate-limit', 'off']);
+    try {
+      expect(served.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1beta$/);
+      expect(served.appUrl).toBe(served.baseUrl.replace(/\/v1beta$/, ''));
+      const keys = Object.values(served.keys);
+      expect(keys.length).toBeGreaterThanOrEqual(4);
+      expect(keys.every((key) => key.startsWith('tpk_'))).toBe(true);
+      const health = await fetch(`${served.baseUrl}/health`);
+      expect(health.status).toBe(200);
+      const deliverables = await fetch(`${served.baseUrl}/deliverables`, { headers: { authorization: `Bearer ${keys[0]}` } });
+      expect(deliverables.status).toBe(200);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it('prints the URLs and keys as text, and exits 0 on SIGINT', async () => {
+    const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0'], { reject: false });
+    const banner = await waitForStdout(child, (text) => text.includes('Stop with Ctrl+C'));
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    expect(banner).toMatch(/Base URL: +http:\/\/127\.0\.0\.1:\d+\/v1beta/);
+    expect(banner).toMatch(/App URL: +http:\/\/127\.0\.0\.1:\d+\n/);
+    expect(banner).toMatch(/tpk_[A-Za-z0-9]{20,}/);
+    expect(banner).toMatch(/Limits: +100 per 60s, 10000 per 86400s/);
+    expect(result.stderr).toContain('stopped');
+  });
+
+  it('refuses an invalid fixture with exit 2, naming the file, the path in it and the rule', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taxprep-seed-'));
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ partners: [{ id: 1, name: 'Acme', api_keys: [{ key: 'short', label: 'main' }] }] }));
+    const result = await execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--seed', file], { reject: false });
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(file);
+    expect(result.stderr).toContain('partners[0].api_keys[0].key');
+    expect(result.stderr).toContain('must be a well-formed API key');
+  });
+});

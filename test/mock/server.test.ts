@@ -1,0 +1,210 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JSON_BODY_MAX_BYTES } from '../../src/mock/server';
+import { send, startMock, type RunningMock } from '../helpers/mock';
+
+let mock: RunningMock;
+let accountId: number;
+
+beforeAll(async () => {
+  mock = await startMock({ rateLimits: [] });
+  const created = await mock.request('/accounts', {
+    key: mock.keys.acme,
+    body: { email: 'server-test@example.com', first_name: 'Sam', last_name: 'Server' },
+  });
+  accountId = created.json.id;
+});
+afterAll(() => mock.close());
+
+describe('answers for requests that match no operation', () => {
+  it('answers an unknown path with 404 NOT_FOUND naming the method and path', async () => {
+    const response = await mock.request('/nothing/here?x=1', { key: mock.keys.acme });
+    expect(response.status).toBe(404);
+    expect(response.json.error).toMatchObject({ code: 'NOT_FOUND', details: { method: 'GET', path: '/v1beta/nothing/here' } });
+  });
+
+  it('answers a known path with the wrong method with 405 and an Allow header', async () => {
+    const response = await mock.request(`/accounts/${accountId}`, { method: 'DELETE', key: mock.keys.acme });
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET');
+    expect(response.json.error).toMatchObject({
+      code: 'METHOD_NOT_ALLOWED',
+      details: { method: 'DELETE', allowed_methods: ['GET'] },
+    });
+  });
+
+  it('lists both methods of a path that has two', async () => {
+    const response = await mock.request(`/accounts/${accountId}/documents`, { method: 'PUT', key: mock.keys.acme });
+    expect(response.status).toBe(405);
+    expect(response.json.error.details.allowed_methods.sort()).toEqual(['GET', 'POST']);
+  });
+
+  it('answers HEAD on a GET-only path with 405 rather than a bodiless 200', async () => {
+    const response = await fetch(`${mock.baseUrl}/health`, { method: 'HEAD' });
+    expect(response.status).toBe(405);
+  });
+});
+
+describe('answers for bodies the service cannot read', () => {
+  const post = (path: string, body: string, headers: Record<string, string>) =>
+    mock.request(path, { method: 'POST', key: mock.keys.acme, body, headers });
+
+  it('answers malformed JSON with 400 INVALID_JSON', async () => {
+    const response = await post('/accounts', '{"email": ', { 'content-type': 'application/json' });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe('INVALID_JSON');
+  });
+
+  it('refuses prototype-poisoning keys as INVALID_JSON', async () => {
+    const response = await post('/accounts', '{"__proto__": {"admin": true}}', { 'content-type': 'application/json' });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe('INVALID_JSON');
+  });
+
+  it('answers a JSON operation sent another media type with 415', async () => {
+    const response = await post('/accounts', 'email=a@b.example', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(response.status).toBe(415);
+    expect(response.json.error).toMatchObject({
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      details: { provided: 'application/x-www-form-urlencoded', expected: ['application/json'] },
+    });
+  });
+
+  it('answers a body without a Content-Type with 415', async () => {
+    // fetch labels string bodies text/plain, but sends bytes without a Content-Type.
+    const response = await fetch(`${mock.baseUrl}/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mock.keys.acme}` },
+      body: new TextEncoder().encode('{}'),
+    });
+    expect(response.status).toBe(415);
+    expect(((await response.json()) as { error: { details: unknown } }).error.details).toEqual({
+      provided: '(none)',
+      expected: ['application/json'],
+    });
+  });
+
+  it('answers an upload sent as JSON with 415 expecting multipart/form-data', async () => {
+    const response = await post(`/accounts/${accountId}/documents`, '{"tax_year": 2024}', { 'content-type': 'application/json' });
+    expect(response.status).toBe(415);
+    expect(response.json.error.details.expected).toEqual(['multipart/form-data']);
+  });
+
+  it('answers a JSON body over the limit with 413 PAYLOAD_TOO_LARGE and the limit', async () => {
+    const body = JSON.stringify({ email: 'big@example.com', first_name: 'x'.repeat(JSON_BODY_MAX_BYTES), last_name: 'B' });
+    const response = await post('/accounts', body, { 'content-type': 'application/json' });
+    expect(response.status).toBe(413);
+    expect(response.json.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { max_bytes: JSON_BODY_MAX_BYTES } });
+  });
+
+  it('refuses a JSON body that is not an object, even null', async () => {
+    for (const body of ['null', '[]', '"text"']) {
+      const response = await post(`/accounts/${accountId}/login-link`, body, { 'content-type': 'application/json' });
+      expect(response.status).toBe(400);
+      expect(response.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { body: ['must be a JSON object'] } });
+    }
+  });
+
+  it('takes an empty login-link body as {}', async () => {
+    const response = await mock.request(`/accounts/${accountId}/login-link`, { method: 'POST', key: mock.keys.acme });
+    expect(response.status).toBe(201);
+    expect(response.json.purpose).toBe('expired_link');
+  });
+
+  it('takes an empty JSON body as {} and reports every required field', async () => {
+    const response = await post('/accounts', '', { 'content-type': 'application/json' });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe('VALIDATION_ERROR');
+    expect(response.json.error.details).toEqual({ email: ['is required'], first_name: ['is required'], last_name: ['is required'] });
+  });
+});
+
+describe('requests that are not well-formed', () => {
+  it('answers a path with malformed percent-encoding with 400 INVALID_PARAMETERS', async () => {
+    const response = await mock.request('/accounts/%zz', { key: mock.keys.acme });
+    expect(response.status).toBe(400);
+    expect(response.json.error).toMatchObject({ code: 'INVALID_PARAMETERS', details: { path: ['has malformed percent-encoding'] } });
+  });
+
+  it('answers bytes that are not HTTP with 400 in the contract body', async () => {
+    const { port } = new URL(mock.baseUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.end('NOT HTTP AT ALL\r\n\r\n');
+    let answer = '';
+    for await (const chunk of socket) answer += String(chunk);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code).toBe('VALIDATION_ERROR');
+  });
+});
+
+describe('unexpected failures', () => {
+  it('answers 500 INTERNAL_ERROR in the contract body, never a stack trace', async () => {
+    const commit = mock.deps.store.commit;
+    mock.deps.store.commit = () => Promise.reject(new Error('disk on fire'));
+    try {
+      const response = await mock.request(`/accounts/${accountId}/login-link`, { method: 'POST', key: mock.keys.acme, body: {} });
+      expect(response.status).toBe(500);
+      expect(response.json.error.code).toBe('INTERNAL_ERROR');
+      expect(JSON.stringify(response.json)).not.toContain('disk on fire');
+    } finally {
+      mock.deps.store.commit = commit;
+    }
+  });
+});
+
+describe('fault injection', () => {
+  it('answers 503 SERVICE_UNAVAILABLE at an error rate of 1, health included, and stops when set back', async () => {
+    mock.deps.settings.faults.errorRate = 1;
+    try {
+      const response = await mock.request('/health');
+      expect(response.status).toBe(503);
+      expect(response.json.error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(response.headers['retry-after']).toBe('1');
+    } finally {
+      mock.deps.settings.faults.errorRate = 0;
+    }
+    expect((await mock.request('/health')).status).toBe(200);
+  });
+
+  it('drops the connection without an answer at a drop rate of 1', async () => {
+    mock.deps.settings.faults.dropRate = 1;
+    try {
+      await expect(send(`${mock.baseUrl}/accounts/${accountId}`, { key: mock.keys.acme })).rejects.toThrow();
+    } finally {
+      mock.deps.settings.faults.dropRate = 0;
+    }
+  });
+
+  it('leaves the /_mock controls alone', async () => {
+    mock.deps.settings.faults.errorRate = 1;
+    try {
+      expect((await mock.request('/_mock')).status).toBe(200);
+    } finally {
+      mock.deps.settings.faults.errorRate = 0;
+    }
+  });
+});
+
+describe('request log', () => {
+  it('records contract requests with the key redacted and the partner, and not control requests', async () => {
+    mock.deps.requestLog.clear();
+    await mock.request(`/accounts/${accountId}?verbose=1`, { key: mock.keys.acme });
+    await mock.request('/_mock');
+    const entries = mock.deps.requestLog.entries();
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      method: 'GET',
+      path: `/v1beta/accounts/${accountId}?verbose=1`,
+      status: 200,
+      api_key: `tpk_…${mock.keys.acme.slice(-4)}`,
+      partner_id: 1,
+    });
+    expect(JSON.stringify(entries)).not.toContain(mock.keys.acme);
+  });
+
+  it('records unauthenticated requests without a partner', async () => {
+    mock.deps.requestLog.clear();
+    await mock.request(`/accounts/${accountId}`, { key: 'not-a-key' });
+    expect(mock.deps.requestLog.entries()[0]).toMatchObject({ status: 401, api_key: '(malformed key, hidden)', partner_id: null });
+  });
+});
