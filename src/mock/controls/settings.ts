@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { integer } from '../../contract';
+import type { MockDeps } from '../deps';
+import { control } from './control';
+
+/** Controls of the mock itself: reset, the virtual clock, fault injection and rate limits. */
+
+const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
+const MAX_LATENCY_MS = 60_000;
+const MAX_RATE_LIMIT_WINDOWS = 5;
+const DURATION_UNITS_SECONDS = { d: 86_400, h: 3600, m: 60, s: 1 } as const;
+const DURATION_PATTERN = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+const reset = control({
+  method: 'POST',
+  path: '/reset',
+  summary: 'Back to the seed: every record, uploaded file, email and the clock; the request log is emptied too.',
+  async handle(_input, deps) {
+    await deps.store.reset();
+    deps.requestLog.clear();
+    return { reset: true, now: deps.clock.nowIso() };
+  },
+});
+
+const clockOf = (deps: MockDeps) => ({
+  now: deps.clock.nowIso(),
+  offset_ms: deps.store.state.clockOffsetMs,
+});
+
+const readClock = control({
+  method: 'GET',
+  path: '/clock',
+  summary: 'The virtual clock: now, and offset_ms from the real clock.',
+  handle: (_input, deps) => clockOf(deps),
+});
+
+const advanceClock = control({
+  method: 'POST',
+  path: '/clock',
+  summary: 'Move the virtual clock forward: {"advance_seconds": 90000} or {"advance": "1d1h"} (units d, h, m, s).',
+  body: z
+    .strictObject({
+      advance_seconds: integer(1, MAX_ADVANCE_SECONDS, `an integer from 1 to ${MAX_ADVANCE_SECONDS} (ten years)`).optional(),
+      advance: z
+        .string({ error: 'must be a string' })
+        .transform((value, ctx) => {
+          const seconds = durationSeconds(value);
+          if (seconds === undefined) {
+            ctx.addIssue({ code: 'custom', message: `must be a duration such as "25h", "7d" or "1h30m", at most ten years` });
+            return z.NEVER;
+          }
+          return seconds;
+        })
+        .optional(),
+    })
+    .refine((body) => (body.advance_seconds === undefined) !== (body.advance === undefined), {
+      error: 'must give exactly one of advance_seconds and advance',
+    })
+    // The refinement above guarantees that exactly one of the two is there.
+    .transform((body) => (body.advance_seconds ?? body.advance) as number),
+  async handle({ body: seconds }, deps) {
+    await deps.clock.advance(seconds * 1000);
+    return clockOf(deps);
+  },
+});
+
+const faultsOf = (deps: MockDeps) => ({
+  latency_ms: deps.settings.faults.latencyMs,
+  error_rate: deps.settings.faults.errorRate,
+  drop_rate: deps.settings.faults.dropRate,
+});
+const rate = z.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be a number from 0 to 1').max(1, 'must be a number from 0 to 1');
+
+const readFaults = control({
+  method: 'GET',
+  path: '/faults',
+  summary: 'Fault injection on contract requests: latency_ms, error_rate (503s), drop_rate (closed connections).',
+  handle: (_input, deps) => faultsOf(deps),
+});
+
+const setFaults = control({
+  method: 'PUT',
+  path: '/faults',
+  summary: 'Change fault injection; fields left out keep their value. {"latency_ms":0,"error_rate":0,"drop_rate":0} turns it off.',
+  body: z.strictObject({
+    latency_ms: integer(0, MAX_LATENCY_MS).optional(),
+    error_rate: rate.optional(),
+    drop_rate: rate.optional(),
+  }),
+  handle({ body }, deps) {
+    const { faults } = deps.settings;
+    if (body.latency_ms !== undefined) faults.latencyMs = body.latency_ms;
+    if (body.error_rate !== undefined) faults.errorRate = body.error_rate;
+    if (body.drop_rate !== undefined) faults.dropRate = body.drop_rate;
+    return faultsOf(deps);
+  },
+});
+
+const rateLimitsOf = (deps: MockDeps) => ({
+  windows: deps.settings.rateLimits.map((window) => ({ limit: window.limit, window_seconds: window.windowSeconds })),
+});
+
+const readRateLimits = control({
+  method: 'GET',
+  path: '/rate-limits',
+  summary: 'Rate-limit windows per API key; an empty list means rate limiting is off.',
+  handle: (_input, deps) => rateLimitsOf(deps),
+});
+
+const setRateLimits = control({
+  method: 'PUT',
+  path: '/rate-limits',
+  summary: 'Replace the windows: {"windows":[{"limit":100,"window_seconds":60}]}; [] turns limiting off. Counts start afresh when the windows change.',
+  body: z.strictObject({
+    windows: z
+      .array(z.strictObject({ limit: integer(1, 1_000_000_000), window_seconds: integer(1, 366 * 86_400) }), { error: 'must be a list' })
+      .max(MAX_RATE_LIMIT_WINDOWS, `must have at most ${MAX_RATE_LIMIT_WINDOWS} windows`),
+  }),
+  handle({ body }, deps) {
+    deps.settings.rateLimits = body.windows.map((window) => ({ limit: window.limit, windowSeconds: window.window_seconds }));
+    return rateLimitsOf(deps);
+  },
+});
+
+export const settingsControls = [reset, readClock, advanceClock, readFaults, setFaults, readRateLimits, setRateLimits];
+
+/** `"1d2h30m"` -> seconds; undefined for anything else, zero or beyond the ten-year cap. */
+function durationSeconds(value: string): number | undefined {
+  const match = DURATION_PATTERN.exec(value.trim().toLowerCase());
+  if (!match || value.trim() === '') return undefined;
+  const [, days, hours, minutes, seconds] = match;
+  const total =
+    Number(days ?? 0) * DURATION_UNITS_SECONDS.d +
+    Number(hours ?? 0) * DURATION_UNITS_SECONDS.h +
+    Number(minutes ?? 0) * DURATION_UNITS_SECONDS.m +
+    Number(seconds ?? 0) * DURATION_UNITS_SECONDS.s;
+  return total > 0 && total <= MAX_ADVANCE_SECONDS ? total : undefined;
+}
