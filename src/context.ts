@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ApiClient } from './api/types';
+import { openUrl, readSecret, systemClock } from './io';
 
 /** Streams and what is known about them; commands never touch `process` directly. */
 export interface IO {
@@ -34,6 +35,8 @@ export type SettingSource = 'flag' | 'environment' | 'profile' | 'default';
 
 export interface ResolvedSettings {
   profileName: string | null;
+  /** How the profile was chosen: `--profile`, TAXPREP_PROFILE, or the stored default. */
+  profileSource?: SettingSource;
   baseUrl: string;
   baseUrlSource: SettingSource;
   /** Undefined when no key is configured anywhere; commands that need one fail with exit 3. */
@@ -84,4 +87,71 @@ export interface Context {
   readSecret(prompt: string): Promise<string>;
   /** Opens a URL in the user's browser (`--open`); prints it instead when there is no display. */
   openUrl(url: string): Promise<void>;
+}
+
+/** What `createContext` is built from; tests pass fake streams, an environment and a clock. */
+export interface ContextOptions {
+  io: IO;
+  env: Record<string, string | undefined>;
+  globals: GlobalOptions;
+  clock?: Clock;
+  /** Source of randomness for retry jitter (0 <= x < 1). */
+  random?: () => number;
+}
+
+/** A context together with the means to release what it opened (the HTTP connection pool). */
+export interface OwnedContext extends Context {
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the context. Nothing heavy is imported here: the profile store (conf), the settings
+ * resolution and the HTTP client (undici, zod) load on first use, so `--help` and commands that
+ * need none of them stay fast.
+ */
+export function createContext(options: ContextOptions): OwnedContext {
+  const { io, env, globals } = options;
+  const clock = options.clock ?? systemClock;
+  let store: Promise<ProfileStore> | undefined;
+  let settings: Promise<ResolvedSettings> | undefined;
+  let client: Promise<{ api: ApiClient; close(): Promise<void> }> | undefined;
+
+  const profiles = () =>
+    (store ??= import('./config/store').then(({ openProfileStore }) => openProfileStore(env)));
+
+  const context: OwnedContext = {
+    io,
+    env,
+    globals,
+    clock,
+    profiles,
+    settings: () =>
+      (settings ??= import('./config/settings').then(({ resolveSettings }) => resolveSettings({ globals, env, profiles }))),
+    async api(apiOptions = {}) {
+      const resolved = await context.settings();
+      const { checkApiKey, usableApiKey } = await import('./config/settings');
+      if (apiOptions.requireKey !== false) checkApiKey(resolved);
+      client ??= import('./api/client').then(({ createApiClient }) =>
+        createApiClient({
+          baseUrl: resolved.baseUrl,
+          apiKey: usableApiKey(resolved),
+          settings: resolved,
+          globals,
+          env,
+          clock,
+          random: options.random ?? Math.random,
+          log: (line) => {
+            io.stderr.write(`${line}\n`);
+          },
+        }),
+      );
+      return (await client).api;
+    },
+    readSecret: (prompt) => readSecret(io, prompt),
+    openUrl: (url) => openUrl(io, env, url),
+    async close() {
+      if (client !== undefined) await (await client).close();
+    },
+  };
+  return context;
 }

@@ -24,6 +24,8 @@ export const EXIT = {
   SERVER: 8,
   /** A batch finished, but some of its items failed (each is reported). */
   PARTIAL: 9,
+  /** Another taxprep run holds the login-link ledger's lock (an overlapping cron run); nothing was sent. */
+  LOCKED: 10,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -39,6 +41,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.NETWORK, 'the service could not be reached, or did not answer in time'],
   [EXIT.SERVER, 'the service failed (5xx) or its answer did not match the contract'],
   [EXIT.PARTIAL, 'a batch finished but some items failed; each failure is reported'],
+  [EXIT.LOCKED, 'another taxprep run is using the login-link ledger (overlapping cron runs); nothing was sent'],
 ];
 
 /** Every failure taxprep reports: a code, a message that says what to do next, and an exit code. */
@@ -77,6 +80,15 @@ export class MissingCredentialsError extends CliError {
   readonly code = 'NO_API_KEY';
 }
 
+/**
+ * A configured key that cannot be a key (not `<prefix>_<random>`): refused before any request,
+ * with the code and hint the service would give, so scripts see one code for a bad key.
+ */
+export class MalformedApiKeyError extends CliError {
+  readonly exitCode = EXIT.AUTH;
+  readonly code = 'INVALID_API_KEY';
+}
+
 /** The service answered with an error body (or a non-2xx status without one). */
 export class ApiError extends CliError {
   readonly exitCode: ExitCode;
@@ -110,6 +122,12 @@ export class NetworkError extends CliError {
 export class ProtocolError extends CliError {
   readonly exitCode = EXIT.SERVER;
   readonly code = 'INVALID_RESPONSE';
+}
+
+/** The login-link ledger is locked by another live run; `details` names its pid, host and start. */
+export class LedgerLockedError extends CliError {
+  readonly exitCode = EXIT.LOCKED;
+  readonly code = 'LEDGER_LOCKED';
 }
 
 /** A batch in which some items failed; the items were reported as they finished. */

@@ -1,0 +1,118 @@
+import { ErrorBody } from '../contract/errors';
+import { ApiError, NetworkError } from '../errors';
+import type { NetworkFailureKind } from './retry';
+import { formatDuration } from './retry';
+
+/** Who holds the key, for hints: "profile \"acme\"" or "TAXPREP_API_KEY". */
+export interface ErrorContext {
+  keySource: string;
+}
+
+function field(details: Record<string, unknown> | undefined, name: string): string | undefined {
+  const value = details?.[name];
+  return value === undefined || value === null ? undefined : String(value);
+}
+
+/** What to do next, by the service's error code (then by status). */
+export function hintFor(status: number, body: ErrorBody, context: ErrorContext): string | undefined {
+  const details = body.error.details;
+  switch (body.error.code) {
+    case 'INVALID_API_KEY':
+      return `The key from ${context.keySource} was refused. Set a valid key with \`taxprep profiles add <name>\` or the TAXPREP_API_KEY environment variable.`;
+    case 'EXPIRED_API_KEY':
+      return `The key from ${context.keySource} has expired. Ask the service operator for a new key, then store it with \`taxprep profiles add <name>\`.`;
+    case 'INSUFFICIENT_PERMISSIONS': {
+      const permission = field(details, 'required_permission');
+      return `This key lacks the ${permission ?? 'required'} permission. Ask the service operator to grant it, or use a profile whose key has it (--profile).`;
+    }
+    case 'ACCESS_DENIED':
+      return 'The record belongs to another partner. Check the id, and that this is the right profile (`taxprep whoami`).';
+    case 'ACCOUNT_SUSPENDED':
+      return 'The account is suspended. Contact support to reactivate it; no login link can be generated until then.';
+    case 'RATE_LIMIT_EXCEEDED': {
+      const resetAt = field(details, 'reset_at');
+      return `The key's rate limit is used up${resetAt ? ` until ${resetAt}` : ''}. Try again after that; taxprep waits and retries up to --max-retries times by itself.`;
+    }
+    case 'DUPLICATE_EMAIL': {
+      const existing = field(details, 'existing_account_id');
+      return existing ? `An account with this email exists: see \`taxprep accounts get ${existing}\`.` : undefined;
+    }
+  }
+  if (status >= 500) return 'The service failed. Try again later; if it persists, report it with the output of --verbose.';
+  return undefined;
+}
+
+/**
+ * The error for a non-2xx answer. A body that is not the contract's error shape (a proxy's HTML
+ * page, say) still yields an error with a code of its own: `HTTP_<status>`.
+ */
+export function apiErrorFrom(status: number, text: string, context: ErrorContext, retryAfterMs?: number): ApiError {
+  let body: ErrorBody | undefined;
+  try {
+    const parsed = ErrorBody.safeParse(JSON.parse(text));
+    if (parsed.success) body = parsed.data;
+  } catch {
+    // Not JSON: described below from the status alone.
+  }
+  body ??= { error: { code: `HTTP_${status}`, message: describeStatus(status, text) } };
+  const options: { hint?: string; retryAfterSeconds?: number } = {};
+  const hint = hintFor(status, body, context);
+  if (hint !== undefined) options.hint = hint;
+  if (retryAfterMs !== undefined) options.retryAfterSeconds = Math.ceil(retryAfterMs / 1000);
+  return new ApiError(status, body, options);
+}
+
+function describeStatus(status: number, text: string): string {
+  const snippet = text.replace(/\s+/g, ' ').trim().slice(0, 120);
+  const kind = status >= 300 && status < 400 ? 'a redirect, which taxprep does not follow with a key' : 'no error body';
+  return `the service answered HTTP ${status} with ${kind}${snippet ? `: ${snippet}` : ''}`;
+}
+
+/** The error for a request that got no answer. */
+export function networkErrorFrom(kind: NetworkFailureKind, origin: string, timeoutMs: number, cause: unknown): NetworkError {
+  const checkUrl = 'Check the base URL with `taxprep whoami`, and any HTTPS_PROXY / NO_PROXY settings.';
+  switch (kind) {
+    case 'refused':
+      return new NetworkError('NETWORK_ERROR', `nothing is listening at ${origin}: is the service (or \`taxprep serve --mock\`) running?`, { hint: checkUrl, cause });
+    case 'connect-timeout':
+      return new NetworkError('TIMEOUT', `could not connect to ${origin} in time`, { hint: checkUrl, cause });
+    case 'timeout':
+      return new NetworkError('TIMEOUT', `no answer from ${origin} within ${formatDuration(timeoutMs)}`, {
+        hint: 'Raise --timeout (e.g. --timeout 2m) if the service is slow, or check it is healthy with `taxprep health`.',
+        cause,
+      });
+    case 'reset':
+      return new NetworkError('NETWORK_ERROR', `the connection to ${origin} was closed before an answer arrived`, { hint: 'Try again; a request that changes data may have been done, so check before repeating it.', cause });
+    case 'dns':
+      return new NetworkError('NETWORK_ERROR', `cannot resolve the host of ${origin}`, { hint: checkUrl, cause });
+    default:
+      return new NetworkError('NETWORK_ERROR', `the request to ${origin} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { hint: checkUrl, cause });
+  }
+}
+
+const FAILURE_BY_CODE: Record<string, NetworkFailureKind> = {
+  ECONNREFUSED: 'refused',
+  UND_ERR_CONNECT_TIMEOUT: 'connect-timeout',
+  ECONNRESET: 'reset',
+  EPIPE: 'reset',
+  UND_ERR_SOCKET: 'reset',
+  UND_ERR_CLOSED: 'reset',
+  ENOTFOUND: 'dns',
+  EAI_AGAIN: 'dns',
+};
+
+/** Classifies undici's and Node's errors, which nest the system error in `cause` or `errors`. */
+export function classifyNetworkFailure(error: unknown): NetworkFailureKind {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length > 0) {
+    const current = queue.shift();
+    if (current === null || typeof current !== 'object' || seen.has(current)) continue;
+    seen.add(current);
+    const { code, cause, errors } = current as { code?: unknown; cause?: unknown; errors?: unknown };
+    const kind = typeof code === 'string' ? FAILURE_BY_CODE[code] : undefined;
+    if (kind !== undefined) return kind;
+    queue.push(cause, ...(Array.isArray(errors) ? errors : []));
+  }
+  return 'other';
+}

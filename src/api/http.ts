@@ -1,0 +1,215 @@
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { redactApiKey } from '../contract/apiKeys';
+import type { Clock } from '../context';
+import type { NetworkError } from '../errors';
+import { classifyNetworkFailure, networkErrorFrom } from './errors';
+import { formatDuration, rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind } from './retry';
+import { VERSION } from './version';
+
+type Env = Record<string, string | undefined>;
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  /** Time for one attempt, from sending to the last byte of the answer. */
+  timeoutMs: number;
+  maxRetries: number;
+  /** No retry begins later than this after the first attempt. */
+  budgetMs: number;
+  verbose: boolean;
+  env: Env;
+  clock: Clock;
+  random: () => number;
+  /** One line on stderr: retry notes and `--verbose` traces. */
+  log: (line: string) => void;
+}
+
+export type OutgoingBody = { json: unknown } | { stream: () => { body: Readable; headers: Record<string, string> } };
+
+export interface OutgoingRequest {
+  method: string;
+  url: URL;
+  /** Whether the key goes along (it only ever goes to the base URL's origin). */
+  authenticated: boolean;
+  headers?: Record<string, string>;
+  /** A stream body is made afresh for each attempt. */
+  body?: OutgoingBody;
+  signal?: AbortSignal;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** An attempt that got no answer, with how it failed (which decides whether to retry). */
+class AttemptFailure extends Error {
+  constructor(
+    readonly kind: NetworkFailureKind,
+    readonly error: NetworkError,
+  ) {
+    super(error.message);
+  }
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * The one place that talks HTTP: undici behind a proxy-aware agent (HTTP_PROXY, HTTPS_PROXY,
+ * NO_PROXY, read from the context's environment), keep-alive, per-attempt timeouts, retries with
+ * the policy of ./retry, and `--verbose` traces with the key redacted. Redirects are never
+ * followed, so the key never leaves the base URL's origin.
+ */
+export function createTransport(options: TransportOptions) {
+  const origin = new URL(options.baseUrl).origin;
+  let loaded: Promise<Dispatcher> | undefined;
+
+  const load = () =>
+    (loaded ??= (async () => {
+      // undici parses HTTP with a WebAssembly module; V8's baseline compiler alone starts it sooner
+      // than waiting for the optimising tier, which a short-lived CLI never benefits from.
+      (await import('node:v8')).setFlagsFromString('--liftoff-only');
+      // The modules taxprep uses, not undici's index, which loads fetch, WebSocket, caches and
+      // mocks too: about as much start-up time again as `node -e 0` (bench/startup.bench.js).
+      // Like the index, put the request API on every dispatcher (proxy agents call `connect`).
+      const [{ default: EnvHttpProxyAgent }, { default: DispatcherClass }, { default: requestApi }] = await Promise.all([
+        import('undici/lib/dispatcher/env-http-proxy-agent.js'),
+        import('undici/lib/dispatcher/dispatcher.js'),
+        import('undici/lib/api/index.js'),
+      ]);
+      Object.assign(DispatcherClass.prototype, requestApi);
+      const env = options.env;
+      const dispatcher = new EnvHttpProxyAgent({
+        // Given explicitly (empty for none) so that undici does not read process.env behind our back.
+        httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
+        httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? '',
+        noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
+        connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs) },
+      });
+      return dispatcher;
+    })());
+
+  const trace = (line: string) => {
+    if (options.verbose) options.log(line);
+  };
+
+  async function attempt(request: OutgoingRequest, attemptNumber: number): Promise<HttpResult> {
+    const dispatcher = await load();
+    const headers: Record<string, string> = { 'user-agent': `taxprep/${VERSION}`, accept: 'application/json', ...request.headers };
+    if (request.authenticated && options.apiKey !== undefined && request.url.origin === origin) {
+      headers.authorization = `Bearer ${options.apiKey}`;
+    }
+    let body: string | Readable | undefined;
+    if (request.body !== undefined && 'json' in request.body) {
+      body = JSON.stringify(request.body.json);
+      headers['content-type'] = 'application/json';
+    } else if (request.body !== undefined) {
+      const made = request.body.stream();
+      body = made.body;
+      Object.assign(headers, made.headers);
+    }
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error('timeout'));
+    }, options.timeoutMs);
+    const forwardAbort = () => controller.abort(request.signal?.reason);
+    request.signal?.addEventListener('abort', forwardAbort, { once: true });
+
+    trace(`> ${request.method} ${request.url.href}${attemptNumber > 1 ? ` (attempt ${attemptNumber})` : ''}`);
+    for (const [name, value] of Object.entries(headers)) trace(`> ${name}: ${redactHeader(name, value)}`);
+    const started = performance.now();
+    try {
+      const response = await dispatcher.request({
+        origin: request.url.origin,
+        path: `${request.url.pathname}${request.url.search}`,
+        method: request.method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        signal: controller.signal,
+      });
+      const text = await response.body.text();
+      const responseHeaders = flattenHeaders(response.headers);
+      trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
+      for (const [name, value] of Object.entries(responseHeaders)) trace(`< ${name}: ${value}`);
+      return { status: response.statusCode, headers: responseHeaders, text };
+    } catch (error) {
+      if (request.signal?.aborted) throw request.signal.reason;
+      const kind = timedOut ? 'timeout' : classifyNetworkFailure(error);
+      trace(`< no answer after ${Math.round(performance.now() - started)} ms: ${error instanceof Error ? error.message : String(error)}`);
+      throw new AttemptFailure(kind, networkErrorFrom(kind, origin, options.timeoutMs, error));
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', forwardAbort);
+    }
+  }
+
+  /** Sends with retries; answers (any status) are returned, a request that never got one throws. */
+  async function send(request: OutgoingRequest): Promise<HttpResult> {
+    const started = options.clock.now().getTime();
+    const attempts = options.maxRetries + 1;
+    for (let retry = 0; ; retry += 1) {
+      let result: HttpResult | undefined;
+      let outcome: AttemptOutcome;
+      let failure: AttemptFailure | undefined;
+      try {
+        result = await attempt(request, retry + 1);
+        outcome = { kind: 'response', status: result.status, rateLimitWaitMs: rateLimitWait(result, options.clock.now()) };
+      } catch (error) {
+        if (!(error instanceof AttemptFailure)) throw error;
+        failure = error;
+        outcome = { kind: 'network', failure: error.kind };
+      }
+      const decision = retry < options.maxRetries ? retryDecision(request.method, outcome, retry, options.random) : undefined;
+      const elapsed = options.clock.now().getTime() - started;
+      if (decision === undefined || elapsed + decision.delayMs > options.budgetMs) {
+        if (decision !== undefined) {
+          options.log(`${decision.reason}; not retrying: waiting ${formatDuration(decision.delayMs)} would pass the ${formatDuration(options.budgetMs)} retry budget`);
+        }
+        if (result !== undefined) return result;
+        throw failure!.error;
+      }
+      options.log(`${decision.reason}; retrying in ${formatDuration(decision.delayMs)} (attempt ${retry + 2} of ${attempts})`);
+      await options.clock.sleep(decision.delayMs, request.signal);
+    }
+  }
+
+  return {
+    origin,
+    send,
+    async close() {
+      if (loaded !== undefined) await (await loaded).close();
+    },
+  };
+}
+
+export type Transport = ReturnType<typeof createTransport>;
+
+/** How long a 429 answer asks to wait; undefined for other answers or when it does not say. */
+export function rateLimitWait(result: HttpResult, now: Date): number | undefined {
+  if (result.status !== 429) return undefined;
+  let resetAt: unknown;
+  try {
+    resetAt = (JSON.parse(result.text) as { error?: { details?: { reset_at?: unknown } } }).error?.details?.reset_at;
+  } catch {
+    resetAt = undefined;
+  }
+  return rateLimitWaitMs(result.headers['retry-after'], resetAt, now);
+}
+
+function redactHeader(name: string, value: string): string {
+  if (name.toLowerCase() !== 'authorization') return value;
+  return `Bearer ${redactApiKey(value.replace(/^Bearer\s+/i, ''))}`;
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
+}

@@ -1,0 +1,22 @@
+import type { Context } from '../../context';
+import { UsageError } from '../../errors';
+import type { RawInvocation } from '../types';
+import { completionScript, type Shell } from './generate';
+import { SHELLS } from './register';
+
+export interface CompletionOptions {
+  shell: Shell;
+}
+
+export function parseOptions(raw: RawInvocation): CompletionOptions {
+  const shell = raw.args[0];
+  if (!SHELLS.includes(shell as Shell)) throw new UsageError(`shell must be one of: ${SHELLS.join(', ')}`);
+  return { shell: shell as Shell };
+}
+
+export async function run(ctx: Context, options: CompletionOptions): Promise<number> {
+  // The tree is built afresh (its actions never run), so the script always matches this version.
+  const { buildProgram } = await import('../../cli');
+  ctx.io.stdout.write(completionScript(buildProgram(async () => undefined), options.shell));
+  return 0;
+}

@@ -1,0 +1,61 @@
+import { isWellFormedApiKey, redactApiKey } from '../../contract/apiKeys';
+import type { Context, ResolvedSettings, SettingSource } from '../../context';
+import { ENVIRONMENT_VARIABLES } from '../../config/settings';
+import { EXIT } from '../../errors';
+import { createOutput } from '../../output';
+import type { RawInvocation } from '../types';
+
+export function parseOptions(_raw: RawInvocation): Record<string, never> {
+  return {};
+}
+
+/** The `--json` document: each setting with its source, the key only redacted. */
+export function whoamiDocument(settings: ResolvedSettings) {
+  return {
+    profile: settings.profileName,
+    profile_source: settings.profileSource ?? null,
+    base_url: settings.baseUrl,
+    base_url_source: settings.baseUrlSource,
+    api_key: settings.apiKey === undefined ? null : redactApiKey(settings.apiKey),
+    api_key_source: settings.apiKeySource ?? null,
+  };
+}
+
+const SOURCE_WORDS: Record<SettingSource, (variable: string, flag: string) => string> = {
+  flag: (_variable, flag) => `from ${flag}`,
+  environment: (variable) => `from ${variable}`,
+  profile: () => 'from the profile',
+  default: () => 'the default',
+};
+
+export async function run(ctx: Context): Promise<number> {
+  const settings = await ctx.settings();
+  const document = whoamiDocument(settings);
+  const usableKey = settings.apiKey !== undefined && isWellFormedApiKey(settings.apiKey);
+  const out = createOutput(ctx);
+  if (ctx.globals.json) {
+    await out.json(document);
+  } else {
+    const profileSource =
+      settings.profileSource === undefined ? '' : ` (${settings.profileSource === 'default' ? 'the default profile' : SOURCE_WORDS[settings.profileSource](ENVIRONMENT_VARIABLES.profile, '--profile')})`;
+    const keySource = settings.apiKeySource === undefined ? '' : ` (${SOURCE_WORDS[settings.apiKeySource](ENVIRONMENT_VARIABLES.apiKey, '--profile')})`;
+    await out.card([
+      {
+        rows: [
+          ['Profile', `${settings.profileName ?? 'none'}${profileSource}`],
+          ['Base URL', `${settings.baseUrl} (${SOURCE_WORDS[settings.baseUrlSource](ENVIRONMENT_VARIABLES.baseUrl, '--base-url')})`],
+          ['API key', document.api_key === null ? 'none' : `${document.api_key}${keySource}`],
+        ],
+      },
+    ]);
+  }
+  if (!usableKey) {
+    await out.note(
+      settings.apiKey === undefined
+        ? `No API key is configured: add a profile with \`taxprep profiles add <name>\` or set ${ENVIRONMENT_VARIABLES.apiKey}.`
+        : 'The API key is not well formed; requests that need it will be refused before they are sent.',
+    );
+    return EXIT.AUTH;
+  }
+  return EXIT.OK;
+}

@@ -1,0 +1,155 @@
+import type { Readable, Writable } from 'node:stream';
+import type { Clock, IO } from './context';
+import { UsageError } from './errors';
+
+type Env = Record<string, string | undefined>;
+type MaybeTTY = { isTTY?: boolean; columns?: number };
+
+/**
+ * Colour for one stream, as clig.dev and no-color.org describe it: only on a terminal, never
+ * with a non-empty NO_COLOR, TERM=dumb or --no-color; a FORCE_COLOR other than "0" forces it on
+ * (for CI logs that render colour).
+ */
+export function colorEnabled(isTTY: boolean, env: Env, colorFlag: boolean): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined && force !== '0' && force !== 'false') return true;
+  if (!colorFlag) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.TERM === 'dumb') return false;
+  return isTTY;
+}
+
+const DEFAULT_COLUMNS = 80;
+
+/** The streams with what is known about them; `process`'s by default. */
+export function createIO(options: {
+  env: Env;
+  color: boolean;
+  stdout?: Writable;
+  stderr?: Writable;
+  stdin?: Readable;
+}): IO {
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const stdin = options.stdin ?? process.stdin;
+  const isTTY = (stream: unknown) => (stream as MaybeTTY).isTTY === true;
+  const stdoutIsTTY = isTTY(stdout);
+  const stderrIsTTY = isTTY(stderr);
+  const columns = (stdout as MaybeTTY).columns ?? (stderr as MaybeTTY).columns;
+  return {
+    stdout,
+    stderr,
+    stdin,
+    stdoutIsTTY,
+    stderrIsTTY,
+    stdinIsTTY: isTTY(stdin),
+    stdoutColor: colorEnabled(stdoutIsTTY, options.env, options.color),
+    stderrColor: colorEnabled(stderrIsTTY, options.env, options.color),
+    columns: stdoutIsTTY && columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS,
+  };
+}
+
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+const CTRL_C = '\u0003';
+const CTRL_D = '\u0004';
+const BACKSPACES = new Set(['\u007f', '\b']);
+
+/**
+ * A secret from the user: on a terminal a prompt on stderr and keystrokes read without echo; from a
+ * pipe, the first line of stdin. Trimmed either way, since a pasted key often carries a newline.
+ */
+export async function readSecret(io: IO, prompt: string): Promise<string> {
+  if (io.stdinIsTTY) {
+    io.stderr.write(prompt);
+    const secret = await readHidden(io.stdin);
+    io.stderr.write('\n');
+    return secret.trim();
+  }
+  return (await readFirstLine(io.stdin)).trim();
+}
+
+function readHidden(stdin: Readable): Promise<string> {
+  const raw = stdin as Readable & { setRawMode?: (on: boolean) => void };
+  raw.setRawMode?.(true);
+  stdin.setEncoding('utf8');
+  let typed = '';
+  return new Promise<string>((resolve, reject) => {
+    const finish = (error?: Error) => {
+      stdin.off('data', onData);
+      stdin.off('end', onEnd);
+      raw.setRawMode?.(false);
+      stdin.pause();
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (chunk: string) => {
+      for (const character of chunk) {
+        if (character === '\r' || character === '\n' || character === CTRL_D) return finish();
+        if (character === CTRL_C) return finish(new UsageError('cancelled; nothing was saved'));
+        if (BACKSPACES.has(character)) typed = typed.slice(0, -1);
+        else typed += character;
+      }
+    };
+    const onEnd = () => finish();
+    stdin.on('data', onData);
+    stdin.on('end', onEnd);
+    stdin.resume();
+  });
+}
+
+/** Reads up to the first newline (or the end of input), leaving the rest of stdin unread. */
+async function readFirstLine(stdin: Readable): Promise<string> {
+  let text = '';
+  for await (const chunk of stdin) {
+    text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    const newline = text.indexOf('\n');
+    if (newline >= 0) return text.slice(0, newline);
+  }
+  return text;
+}
+
+/** The platform's "open this URL" command, or undefined where none can work (no display). */
+export function browserCommand(platform: NodeJS.Platform, env: Env): { command: string; args: string[] } | undefined {
+  if (env.BROWSER === 'none') return undefined;
+  if (platform === 'darwin') return { command: 'open', args: [] };
+  if (platform === 'win32') return { command: 'cmd', args: ['/c', 'start', '""'] };
+  if (env.DISPLAY === undefined && env.WAYLAND_DISPLAY === undefined) return undefined;
+  return { command: 'xdg-open', args: [] };
+}
+
+/** Opens `url` in a browser, detached; prints it on stderr when there is no way to. */
+export async function openUrl(io: IO, env: Env, url: string): Promise<void> {
+  const launcher = browserCommand(process.platform, env);
+  const printInstead = () => {
+    io.stderr.write(`Open this link in a browser: ${url}\n`);
+  };
+  if (launcher === undefined) return printInstead();
+  const { spawn } = await import('node:child_process');
+  await new Promise<void>((resolve) => {
+    const child = spawn(launcher.command, [...launcher.args, url], { detached: true, stdio: 'ignore' });
+    child.once('error', () => {
+      printInstead();
+      resolve();
+    });
+    child.once('spawn', () => {
+      child.unref();
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, formatDuration, rateLimitWaitMs, retryDecision, type AttemptOutcome } from '../../src/api/retry';
+
+const half = () => 0.5;
+
+describe('which attempts are retried', () => {
+  const cases: Array<[string, string, AttemptOutcome, string | undefined]> = [
+    ['GET', '429', { kind: 'response', status: 429, rateLimitWaitMs: 5000 }, 'rate limited'],
+    ['POST', '429 (refused before any work)', { kind: 'response', status: 429, rateLimitWaitMs: 5000 }, 'rate limited'],
+    ['GET', '503', { kind: 'response', status: 503 }, 'service unavailable (503)'],
+    ['GET', '502', { kind: 'response', status: 502 }, 'bad gateway (502)'],
+    ['GET', '504', { kind: 'response', status: 504 }, 'gateway timeout (504)'],
+    ['POST', '503 (may have acted)', { kind: 'response', status: 503 }, undefined],
+    ['GET', '500', { kind: 'response', status: 500 }, undefined],
+    ['GET', '404', { kind: 'response', status: 404 }, undefined],
+    ['POST', 'connection refused (nothing sent)', { kind: 'network', failure: 'refused' }, 'connection refused'],
+    ['POST', 'connect timeout (nothing sent)', { kind: 'network', failure: 'connect-timeout' }, 'could not connect in time'],
+    ['GET', 'connection reset', { kind: 'network', failure: 'reset' }, 'connection reset'],
+    ['POST', 'connection reset (may have acted)', { kind: 'network', failure: 'reset' }, undefined],
+    ['GET', 'timeout (--timeout is the limit)', { kind: 'network', failure: 'timeout' }, undefined],
+    ['GET', 'DNS failure', { kind: 'network', failure: 'dns' }, undefined],
+  ];
+  it.each(cases)('%s after %s', (method, _what, outcome, reason) => {
+    expect(retryDecision(method, outcome, 0, half)?.reason).toBe(reason);
+  });
+
+  it('waits for the rate limit window plus a small margin', () => {
+    expect(retryDecision('GET', { kind: 'response', status: 429, rateLimitWaitMs: 12_000 }, 0, half)?.delayMs).toBe(12_100);
+  });
+});
+
+describe('backoff', () => {
+  it('grows exponentially with full jitter, capped at 20 s', () => {
+    expect([0, 1, 2, 3].map((retry) => backoffDelay(retry, () => 0.999999))).toEqual([499, 999, 1999, 3999]);
+    expect(backoffDelay(3, () => 0)).toBe(0);
+    expect(backoffDelay(10, () => 0.999999)).toBe(19_999);
+  });
+});
+
+describe('how long a 429 asks to wait', () => {
+  const now = new Date('2026-01-01T00:00:00Z');
+  it.each([
+    ['Retry-After seconds', '12', undefined, 12_000],
+    ['Retry-After wins over reset_at', '3', '2026-01-01T00:01:00Z', 3000],
+    ['reset_at alone', undefined, '2026-01-01T00:00:30Z', 30_000],
+    ['Retry-After as an HTTP date', 'Thu, 01 Jan 2026 00:00:05 GMT', undefined, 5000],
+    ['a reset in the past', undefined, '2025-12-31T23:59:00Z', 0],
+    ['nothing usable', undefined, 'soon', undefined],
+  ])('%s', (_name, retryAfter, resetAt, expected) => {
+    expect(rateLimitWaitMs(retryAfter, resetAt, now)).toBe(expected);
+  });
+});
+
+it('formats waits for people', () => {
+  expect([800, 12_000, 59_400, 125_000].map(formatDuration)).toEqual(['0.8s', '12s', '59s', '2m 5s']);
+});

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { buildProgram, parseDuration, parseGlobalOptions } from '../../src/cli';
+import type { CommandModule, RawInvocation } from '../../src/commands/types';
+import * as add from '../../src/commands/profiles/add';
+import * as show from '../../src/commands/profiles/show';
+import * as api from '../../src/commands/api/api';
+import * as completion from '../../src/commands/completion/completion';
+import { UsageError } from '../../src/errors';
+
+/** Parses argv with the real command tree; returns the program's own options and what the command got. */
+async function parse(argv: string[]): Promise<{ globals: Record<string, unknown>; raw: RawInvocation; module: CommandModule<unknown> }> {
+  let captured: { raw: RawInvocation; module: CommandModule<unknown> } | undefined;
+  const program = buildProgram(async (load, raw) => {
+    captured = { raw, module: await load() };
+  }, { writeOut: () => undefined, writeErr: () => undefined });
+  await program.parseAsync(argv, { from: 'user' });
+  if (captured === undefined) throw new Error('no command ran');
+  return { globals: program.opts(), ...captured };
+}
+
+describe('global flags, before or after the command', () => {
+  it.each([
+    [['--json', 'whoami'], { json: true, verbose: false, color: true, retry: true }],
+    [['whoami', '--json', '--verbose'], { json: true, verbose: true, color: true, retry: true }],
+    [['whoami', '--no-color', '--no-retry'], { json: false, verbose: false, color: false, retry: false }],
+    [['--profile', 'acme', 'whoami', '--base-url', 'https://x.example/v1beta'], { profile: 'acme', baseUrl: 'https://x.example/v1beta' }],
+    [['whoami', '--timeout', '2m', '--max-retries', '5'], { timeoutMs: 120_000, maxRetries: 5 }],
+    [['whoami', '--max-retries', '0'], { maxRetries: 0 }],
+  ])('%j', async (argv, expected) => {
+    const { globals } = await parse(argv);
+    expect(parseGlobalOptions(globals)).toMatchObject(expected);
+  });
+
+  it.each([
+    ['30s', 30_000],
+    ['500ms', 500],
+    ['2m', 120_000],
+    ['1h', 3_600_000],
+    ['45', 45_000],
+    ['1.5s', 1500],
+  ])('--timeout %s = %i ms', (text, ms) => {
+    expect(parseDuration(text, '--timeout')).toBe(ms);
+  });
+
+  it.each(['0', '0s', '-1s', '10 minutes', 'soon', ''])('--timeout %j is refused', (text) => {
+    expect(() => parseDuration(text, '--timeout')).toThrow(UsageError);
+  });
+
+  it.each(['21', '-1', 'x', '1.5'])('--max-retries %j is refused', (text) => {
+    expect(() => parseGlobalOptions({ maxRetries: text })).toThrow(/--max-retries must be an integer from 0 to 20/);
+  });
+});
+
+describe('argv -> options', () => {
+  it.each<[string[], add.AddProfileOptions]>([
+    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false }],
+    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true }],
+    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false }],
+  ])('profiles add %j', async (argv, expected) => {
+    const { raw, module } = await parse(argv);
+    expect(module.parseOptions(raw)).toEqual(expected);
+  });
+
+  it('profiles add has no flag for the key itself', async () => {
+    await expect(parse(['profiles', 'add', 'acme', '--api-key', 'tpk_x'])).rejects.toThrow(/unknown option '--api-key'/);
+  });
+
+  it.each<[string[], show.ShowProfileOptions]>([
+    [['profiles', 'show'], { name: undefined }],
+    [['profiles', 'show', 'acme'], { name: 'acme' }],
+  ])('profiles show %j', async (argv, expected) => {
+    const { raw, module } = await parse(argv);
+    expect(module.parseOptions(raw)).toEqual(expected);
+  });
+
+  it.each<[string[], api.ApiOptions]>([
+    [['api', 'get', '/accounts/1'], { method: 'GET', path: '/accounts/1', query: {}, fields: undefined, input: undefined }],
+    [['api', 'GET', 'deliverables', '-q', 'status=completed', '--query', 'limit=5'], { method: 'GET', path: 'deliverables', query: { status: 'completed', limit: '5' }, fields: undefined, input: undefined }],
+    [
+      ['api', 'POST', '/accounts', '-f', 'email=a@b.example', '-f', 'spouse.send_invitation=false', '-f', 'n=12', '--raw-field', 'code=007'],
+      { method: 'POST', path: '/accounts', query: {}, fields: { email: 'a@b.example', spouse: { send_invitation: false }, n: 12, code: '007' }, input: undefined },
+    ],
+    [['api', 'POST', '/accounts', '--input', '-'], { method: 'POST', path: '/accounts', query: {}, fields: undefined, input: '-' }],
+  ])('api %j', async (argv, expected) => {
+    const { raw, module } = await parse(argv);
+    expect(module.parseOptions(raw)).toEqual(expected);
+  });
+
+  it.each([
+    [['api', 'GET', '/x', '-f', 'a=1'], /a GET request has no body: give parameters with --query/],
+    [['api', 'POST', '/x', '-f', 'a=1', '--input', 'body.json'], /--input and --field\/--raw-field cannot be combined/],
+    [['api', 'POST', '/x', '-f', 'novalue'], /--field "novalue" must be key=value/],
+    [['api', 'GE T', '/x'], /must be an HTTP method/],
+  ])('api %j is refused', async (argv, message) => {
+    const { raw, module } = await parse(argv);
+    expect(() => module.parseOptions(raw)).toThrow(message);
+  });
+
+  it('completion takes one of the shells', async () => {
+    const { raw, module } = await parse(['completion', 'fish']);
+    expect(module.parseOptions(raw)).toEqual<completion.CompletionOptions>({ shell: 'fish' });
+    await expect(parse(['completion', 'powershell'])).rejects.toThrow(/Allowed choices are bash, zsh, fish/);
+  });
+});

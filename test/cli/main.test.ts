@@ -1,0 +1,220 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { main, reportError } from '../../src/cli';
+import { VERSION } from '../../src/api/version';
+import { EXIT, EXIT_CODE_MEANINGS, NetworkError, UsageError } from '../../src/errors';
+import { CapturedStream } from '../helpers/context';
+
+const KEY = 'tpk_mainTestKey000000000000000042';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `main` in-process with captured streams and an environment of its own. */
+async function run(argv: string[], options: { env?: Record<string, string>; stdin?: string; tty?: boolean } = {}): Promise<Run> {
+  const stdout = new CapturedStream({ isTTY: options.tty === true });
+  const stderr = new CapturedStream({ isTTY: options.tty === true });
+  const stdin = Object.assign(new PassThrough(), { isTTY: options.tty === true });
+  stdin.end(options.stdin ?? '');
+  const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'taxprep-main-')), ...options.env };
+  const code = await main(argv, { env, io: { stdout, stderr, stdin } });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+describe('version and help', () => {
+  it('--version prints the version on stdout', async () => {
+    expect(await run(['--version'])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('help environment documents precedence and every variable', async () => {
+    const result = await run(['help', 'environment']);
+    expect(result.code).toBe(0);
+    for (const text of ['1. flags', 'TAXPREP_API_KEY', 'TAXPREP_BASE_URL', 'TAXPREP_PROFILE', 'HTTPS_PROXY', 'NO_PROXY', 'NO_COLOR', 'http://127.0.0.1:4010/v1beta']) {
+      expect(result.stdout).toContain(text);
+    }
+  });
+
+  it('help exit-codes lists every exit code with its meaning', async () => {
+    const result = await run(['help', 'exit-codes']);
+    expect(result.code).toBe(0);
+    for (const [code, meaning] of EXIT_CODE_MEANINGS) expect(result.stdout).toMatch(new RegExp(`^  ${code} +${meaning.replace(/[()*.]/g, '\\$&')}$`, 'm'));
+  });
+
+  it('help <command> shows that command, examples included', async () => {
+    const result = await run(['help', 'profiles', 'add']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: taxprep profiles add [options] <name>');
+    expect(result.stdout).toContain('Examples:');
+  });
+
+  it('help for an unknown topic is a usage error', async () => {
+    const result = await run(['help', 'nope']);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(result.stderr).toContain('error: no help topic or command "nope"');
+  });
+
+  it('a bare taxprep prints the help on stderr and exits 2', async () => {
+    const result = await run([]);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('Usage: taxprep');
+  });
+});
+
+describe('usage errors: exit 2, a suggestion, JSON with --json', () => {
+  it('an unknown command gets a suggestion', async () => {
+    const result = await run(['acounts', 'get', '1']);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe("error: unknown command 'acounts'\n(Did you mean accounts?)\nRun with --help for usage and examples.\n");
+  });
+
+  it('with --json the error is one JSON line on stderr', async () => {
+    const result = await run(['whoami', '--jsn', '--json']);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(JSON.parse(result.stderr)).toEqual({ error: { code: 'USAGE_ERROR', message: "unknown option '--jsn' (Did you mean --json?)" } });
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a bad global flag value names the flag and its rule', async () => {
+    const result = await run(['--max-retries', 'lots', 'whoami', '--json']);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(JSON.parse(result.stderr).error).toEqual({
+      code: 'USAGE_ERROR',
+      message: '--max-retries must be an integer from 0 to 20',
+      details: { '--max-retries': ['must be an integer from 0 to 20'] },
+    });
+  });
+
+  it('a missing argument', async () => {
+    const result = await run(['profiles', 'use']);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(result.stderr).toContain("error: missing required argument 'name'");
+  });
+});
+
+describe('profiles and whoami', () => {
+  it('add (key from stdin), list, show, use, remove: the key is never printed', async () => {
+    const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'taxprep-profiles-')) };
+    const outputs: string[] = [];
+    const step = async (argv: string[], stdin?: string) => {
+      const result = await run(argv, { env, stdin });
+      outputs.push(result.stdout, result.stderr);
+      return result;
+    };
+
+    const added = await step(['profiles', 'add', 'acme', '--base-url', 'https://acme.example/v1beta'], `${KEY}\n`);
+    expect(added.code).toBe(0);
+    expect(added.stderr).toContain('Added profile "acme": https://acme.example/v1beta, key tpk_…0042 (the default profile)');
+    expect((await step(['profiles', 'add', 'staging', '--api-key-stdin', '--json'], `${KEY}\n`)).stdout).toBe(
+      '{"name":"staging","base_url":"http://127.0.0.1:4010/v1beta","api_key":"tpk_…0042","default":false}\n',
+    );
+
+    const listed = await step(['profiles', 'list', '--json']);
+    expect(JSON.parse(listed.stdout)).toEqual({
+      profiles: [
+        { name: 'acme', base_url: 'https://acme.example/v1beta', api_key: 'tpk_…0042', default: true },
+        { name: 'staging', base_url: 'http://127.0.0.1:4010/v1beta', api_key: 'tpk_…0042', default: false },
+      ],
+    });
+    expect((await step(['profiles', 'list'])).stdout).toBe('*\tacme\thttps://acme.example/v1beta\ttpk_…0042\n\tstaging\thttp://127.0.0.1:4010/v1beta\ttpk_…0042\n');
+
+    expect((await step(['profiles', 'use', 'staging'])).code).toBe(0);
+    const shown = await step(['profiles', 'show']);
+    expect(shown.stdout).toMatch(/^Profile: +staging$/m);
+    expect(shown.stdout).toMatch(/^API key: +tpk_…0042$/m);
+    expect(shown.stdout).toMatch(/^Default: +yes$/m);
+
+    const whoami = await step(['whoami', '--json']);
+    expect(whoami.code).toBe(0);
+    expect(JSON.parse(whoami.stdout)).toEqual({
+      profile: 'staging',
+      profile_source: 'default',
+      base_url: 'http://127.0.0.1:4010/v1beta',
+      base_url_source: 'profile',
+      api_key: 'tpk_…0042',
+      api_key_source: 'profile',
+    });
+    const chosen = await step(['--profile', 'acme', 'whoami']);
+    expect(chosen.stdout).toMatch(/^Profile: +acme \(from --profile\)$/m);
+    expect(chosen.stdout).toMatch(/^Base URL: +https:\/\/acme\.example\/v1beta \(from the profile\)$/m);
+
+    const removed = await step(['profiles', 'remove', 'staging']);
+    expect(removed.stderr).toContain('Removed profile "staging"');
+    expect(removed.stderr).toContain('There is no default profile now');
+    const missing = await step(['profiles', 'use', 'staging']);
+    expect(missing.code).toBe(EXIT.USAGE);
+    expect(missing.stderr).toContain('profile "staging" does not exist (profiles: acme)');
+
+    for (const text of outputs) expect(text).not.toContain(KEY);
+  });
+
+  it('on a terminal the key is read from a hidden prompt (nothing echoed)', async () => {
+    const result = await run(['profiles', 'add', 'acme'], { stdin: `${KEY}\r`, tty: true });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^API key for profile "acme": \n/);
+    expect(result.stderr + result.stdout).not.toContain(KEY);
+  });
+
+  it.each([
+    ['a malformed key', ['profiles', 'add', 'acme'], 'sk_live_123\n', /the API key is not well formed\. API keys begin with "tpk_"/],
+    ['no key at all', ['profiles', 'add', 'acme'], '', /no API key was given/],
+    ['a bad name', ['profiles', 'add', 'a b'], `${KEY}\n`, /profile name "a b" must be 1-64 letters/],
+    ['a base URL with credentials', ['profiles', 'add', 'acme', '--base-url', 'https://u:p@x.example'], `${KEY}\n`, /base URL \(--base-url\) must be an http/],
+  ])('refuses %s with exit 2', async (_name, argv, stdin, message) => {
+    const result = await run(argv, { stdin });
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('whoami from the environment, and exit 3 when no key is usable', async () => {
+    const fromEnv = await run(['whoami', '--json'], { env: { TAXPREP_API_KEY: KEY, TAXPREP_BASE_URL: 'https://env.example/v1beta' } });
+    expect(JSON.parse(fromEnv.stdout)).toMatchObject({ profile: null, base_url_source: 'environment', api_key: 'tpk_…0042', api_key_source: 'environment' });
+    const none = await run(['whoami']);
+    expect(none.code).toBe(EXIT.AUTH);
+    expect(none.stdout).toMatch(/^API key: +none$/m);
+    expect(none.stderr).toContain('No API key is configured');
+    const malformed = await run(['whoami'], { env: { TAXPREP_API_KEY: 'sk_live_secretvalue' } });
+    expect(malformed.code).toBe(EXIT.AUTH);
+    expect(malformed.stdout).toMatch(/^API key: +\(malformed key, hidden\) \(from TAXPREP_API_KEY\)$/m);
+    expect(malformed.stdout + malformed.stderr).not.toContain('secretvalue');
+  });
+
+  it('a command that needs a key fails before sending, exit 3, as JSON with --json', async () => {
+    const result = await run(['api', 'GET', '/accounts/1', '--json'], { env: { TAXPREP_BASE_URL: 'http://127.0.0.1:9/v1beta' } });
+    expect(result.code).toBe(EXIT.AUTH);
+    expect(JSON.parse(result.stderr).error.code).toBe('NO_API_KEY');
+  });
+});
+
+describe('one place maps failures', () => {
+  const capture = () => {
+    let text = '';
+    return { write: (chunk: string) => void (text += chunk), text: () => text };
+  };
+
+  it('a CliError: message and hint, or its body as JSON', () => {
+    const error = new NetworkError('TIMEOUT', 'no answer from http://x within 1.0s', { hint: 'Raise --timeout.' });
+    const plain = capture();
+    expect(reportError(error, { write: plain.write, json: false, verbose: false })).toBe(EXIT.NETWORK);
+    expect(plain.text()).toBe('error: no answer from http://x within 1.0s\nRaise --timeout.\n');
+    const json = capture();
+    reportError(new UsageError('bad', { details: { '--x': ['must be y'] } }), { write: json.write, json: true, verbose: false });
+    expect(json.text()).toBe('{"error":{"code":"USAGE_ERROR","message":"bad","details":{"--x":["must be y"]}}}\n');
+  });
+
+  it('an unexpected error: exit 1, one line and no stack unless --verbose', () => {
+    const quiet = capture();
+    expect(reportError(new TypeError('boom'), { write: quiet.write, json: false, verbose: false })).toBe(EXIT.INTERNAL);
+    expect(quiet.text()).toBe('error: unexpected failure in taxprep: boom\nThis is a bug: run again with --verbose and report the output.\n');
+    const verbose = capture();
+    reportError(new TypeError('boom'), { write: verbose.write, json: false, verbose: true });
+    expect(verbose.text()).toContain('at ');
+  });
+});

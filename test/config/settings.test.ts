@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { checkApiKey, checkBaseUrl, DEFAULT_BASE_URL, resolveSettings } from '../../src/config/settings';
+import type { Profile, ProfileStore } from '../../src/context';
+import { EXIT, MalformedApiKeyError, MissingCredentialsError, UsageError } from '../../src/errors';
+
+const KEY_A = 'tpk_profileAkey0000000000000001';
+const KEY_B = 'tpk_profileBkey0000000000000002';
+const KEY_ENV = 'tpk_environmentKey000000000003';
+
+/** An in-memory store that counts how often it was opened. */
+function memoryStore(profiles: Profile[], defaultName?: string) {
+  const opened = { count: 0 };
+  const store: ProfileStore = {
+    path: '/memory/profiles.json',
+    list: () => profiles,
+    get: (name) => profiles.find((profile) => profile.name === name),
+    defaultName: () => defaultName,
+    save: () => undefined,
+    remove: () => false,
+    setDefault: () => undefined,
+  };
+  return {
+    opened,
+    profiles: async () => {
+      opened.count += 1;
+      return store;
+    },
+  };
+}
+
+const stored = [
+  { name: 'a', baseUrl: 'https://a.example/v1beta', apiKey: KEY_A },
+  { name: 'b', baseUrl: 'https://b.example/v1beta', apiKey: KEY_B },
+];
+
+describe('settings precedence: flags, environment, profile, defaults', () => {
+  const cases: Array<{
+    name: string;
+    flags?: { profile?: string; baseUrl?: string };
+    env?: Record<string, string>;
+    defaultName?: string;
+    expected: { profileName: string | null; baseUrl: string; baseUrlSource: string; apiKey?: string; apiKeySource?: string };
+  }> = [
+    { name: 'nothing anywhere: the default base URL, no key', expected: { profileName: null, baseUrl: DEFAULT_BASE_URL, baseUrlSource: 'default' } },
+    { name: 'the default profile', defaultName: 'a', expected: { profileName: 'a', baseUrl: 'https://a.example/v1beta', baseUrlSource: 'profile', apiKey: KEY_A, apiKeySource: 'profile' } },
+    { name: 'TAXPREP_PROFILE picks another profile', defaultName: 'a', env: { TAXPREP_PROFILE: 'b' }, expected: { profileName: 'b', baseUrl: 'https://b.example/v1beta', baseUrlSource: 'profile', apiKey: KEY_B, apiKeySource: 'profile' } },
+    { name: '--profile beats TAXPREP_PROFILE', defaultName: 'a', flags: { profile: 'a' }, env: { TAXPREP_PROFILE: 'b' }, expected: { profileName: 'a', baseUrl: 'https://a.example/v1beta', baseUrlSource: 'profile', apiKey: KEY_A, apiKeySource: 'profile' } },
+    { name: 'environment key and URL beat the default profile', defaultName: 'a', env: { TAXPREP_API_KEY: KEY_ENV, TAXPREP_BASE_URL: 'https://env.example/v1beta' }, expected: { profileName: null, baseUrl: 'https://env.example/v1beta', baseUrlSource: 'environment', apiKey: KEY_ENV, apiKeySource: 'environment' } },
+    { name: 'environment key with the default profile URL', defaultName: 'a', env: { TAXPREP_API_KEY: KEY_ENV }, expected: { profileName: 'a', baseUrl: 'https://a.example/v1beta', baseUrlSource: 'profile', apiKey: KEY_ENV, apiKeySource: 'environment' } },
+    { name: 'environment beats a profile chosen by TAXPREP_PROFILE', env: { TAXPREP_PROFILE: 'b', TAXPREP_API_KEY: KEY_ENV }, expected: { profileName: 'b', baseUrl: 'https://b.example/v1beta', baseUrlSource: 'profile', apiKey: KEY_ENV, apiKeySource: 'environment' } },
+    { name: 'a profile chosen by --profile beats the environment', flags: { profile: 'b' }, env: { TAXPREP_API_KEY: KEY_ENV, TAXPREP_BASE_URL: 'https://env.example/v1beta' }, expected: { profileName: 'b', baseUrl: 'https://b.example/v1beta', baseUrlSource: 'profile', apiKey: KEY_B, apiKeySource: 'profile' } },
+    { name: '--base-url beats everything', defaultName: 'a', flags: { profile: 'b', baseUrl: 'http://flag.example:8080/v1beta/' }, env: { TAXPREP_BASE_URL: 'https://env.example/v1beta' }, expected: { profileName: 'b', baseUrl: 'http://flag.example:8080/v1beta', baseUrlSource: 'flag', apiKey: KEY_B, apiKeySource: 'profile' } },
+    { name: 'empty variables count as unset', defaultName: 'a', env: { TAXPREP_API_KEY: '', TAXPREP_BASE_URL: '', TAXPREP_PROFILE: '' }, expected: { profileName: 'a', baseUrl: 'https://a.example/v1beta', baseUrlSource: 'profile', apiKey: KEY_A, apiKeySource: 'profile' } },
+  ];
+
+  it.each(cases)('$name', async ({ flags = {}, env = {}, defaultName, expected }) => {
+    const { profiles } = memoryStore(stored, defaultName);
+    const settings = await resolveSettings({ globals: flags, env, profiles });
+    expect(settings).toMatchObject({ ...expected, apiKey: expected.apiKey, apiKeySource: expected.apiKeySource });
+  });
+
+  it('does not open the profile store when flags and environment give everything', async () => {
+    const { profiles, opened } = memoryStore(stored, 'a');
+    await resolveSettings({ globals: {}, env: { TAXPREP_API_KEY: KEY_ENV, TAXPREP_BASE_URL: 'https://env.example/v1beta' }, profiles });
+    expect(opened.count).toBe(0);
+    await resolveSettings({ globals: { baseUrl: 'https://flag.example/v1beta' }, env: { TAXPREP_API_KEY: KEY_ENV }, profiles });
+    expect(opened.count).toBe(0);
+  });
+
+  it('an unknown profile is a usage error listing the known ones', async () => {
+    const { profiles } = memoryStore(stored, 'a');
+    const error = await resolveSettings({ globals: { profile: 'nope' }, env: {}, profiles }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).message).toBe('profile "nope" does not exist (profiles: a, b)');
+    expect((error as UsageError).hint).toBe('Add it with: taxprep profiles add nope');
+  });
+});
+
+describe('base URL rule', () => {
+  it.each([
+    ['https://api.example.com/v1beta/', 'https://api.example.com/v1beta'],
+    ['http://127.0.0.1:4010/v1beta', 'http://127.0.0.1:4010/v1beta'],
+  ])('accepts %s', (input, expected) => {
+    expect(checkBaseUrl(input, '--base-url')).toBe(expected);
+  });
+
+  it.each(['ftp://api.example.com', 'https://user:pass@api.example.com', 'https://api.example.com/v1beta?x=1', 'not a url', 'api.example.com'])(
+    'refuses %s naming where it came from',
+    (input) => {
+      expect(() => checkBaseUrl(input, 'TAXPREP_BASE_URL')).toThrow(/TAXPREP_BASE_URL.*must be an http:\/\/ or https:\/\/ URL/);
+    },
+  );
+});
+
+describe('key check before any request', () => {
+  const base = { profileName: null, baseUrl: DEFAULT_BASE_URL, baseUrlSource: 'default' as const };
+
+  it('no key: MissingCredentialsError, exit 3', () => {
+    expect(() => checkApiKey({ ...base, apiKey: undefined, apiKeySource: undefined })).toThrow(MissingCredentialsError);
+  });
+
+  it('a malformed key: INVALID_API_KEY with the service hint, exit 3, naming its source but not the key', () => {
+    let error: unknown;
+    try {
+      checkApiKey({ ...base, apiKey: 'sk_live_abcdef', apiKeySource: 'environment' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(MalformedApiKeyError);
+    const malformed = error as MalformedApiKeyError;
+    expect(malformed.exitCode).toBe(EXIT.AUTH);
+    expect(malformed.code).toBe('INVALID_API_KEY');
+    expect(malformed.message).toBe('the API key from TAXPREP_API_KEY is not well formed');
+    expect(malformed.hint).toContain('begin with "tpk_"');
+  });
+});
