@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// `npm run demo`: starts the built-in mock on a free port, points a temporary profile at it and runs
+// every command with its real output. It never touches the user's profiles or ledger: HOME and the
+// XDG directories point into a temporary directory that is removed at the end.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TAXPREP = fileURLToPath(new URL('./taxprep.js', import.meta.url));
+const bold = process.stdout.isTTY && !process.env.NO_COLOR ? (text) => `\u001b[1m${text}\u001b[22m` : (text) => text;
+
+const home = mkdtempSync(join(tmpdir(), 'taxprep-demo-'));
+// The user's own TAXPREP_* settings must not steer the demo, nor its profile land in their config.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAXPREP_')));
+Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), BROWSER: 'none' });
+
+let mock;
+
+function cleanUp() {
+  if (mock && mock.exitCode === null) mock.kill('SIGTERM');
+  rmSync(home, { recursive: true, force: true });
+}
+
+/** Starts `taxprep serve --mock --port 0 --json` and resolves with its start-up record. */
+function startMock() {
+  return new Promise((resolve, reject) => {
+    mock = spawn(process.execPath, [TAXPREP, 'serve', '--mock', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let buffered = '';
+    mock.stdout.on('data', (chunk) => {
+      buffered += chunk.toString('utf8');
+      const end = buffered.indexOf('\n');
+      if (end >= 0) resolve(JSON.parse(buffered.slice(0, end)));
+    });
+    mock.once('exit', (code) => reject(new Error(`the mock exited with code ${code} before it started`)));
+    mock.once('error', reject);
+  });
+}
+
+/** Runs one command with the terminal as its output, after a `$ taxprep ...` line. */
+function step(args, { expectExit = 0, input } = {}) {
+  const shown = args.map((arg) => (/^[\w@./:=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
+  process.stdout.write(`\n${bold(`$ taxprep ${shown}`)}${input === undefined ? '' : bold('   # key on stdin')}\n`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TAXPREP, ...args], { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'inherit', 'inherit'] });
+    if (input !== undefined) child.stdin.end(input);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (expectExit !== 0) process.stdout.write(`(exit code ${code})\n`);
+      if (code === expectExit) resolve();
+      else reject(new Error(`taxprep ${shown} exited with ${code}, expected ${expectExit}`));
+    });
+  });
+}
+
+async function demo() {
+  const started = await startMock();
+  // The demo partner's everyday key: one that never expires and may do everything.
+  const [key] = [...started.keys]
+    .filter((candidate) => candidate.expires_at === null)
+    .sort((a, b) => b.permissions.length - a.permissions.length || a.partner_id - b.partner_id);
+  process.stdout.write(`${bold('taxprep demo')}: a mock service at ${started.base_url}, a temporary profile in ${home}\n`);
+
+  const upload = join(home, 'w2-2025-demo.pdf');
+  writeFileSync(upload, '%PDF-1.4\n% a small stand-in for a W-2\n');
+  const unique = `${Date.now().toString(36)}`;
+
+  await step(['profiles', 'add', 'demo', '--api-key-stdin', '--base-url', started.base_url], { input: `${key.key}\n` });
+  await step(['health']);
+  await step(['whoami']);
+  await step([
+    'accounts', 'create', '--email', `dana.demo.${unique}@example.com`, '--first-name', 'Dana', '--last-name', 'Demo',
+    '--spouse-email', `sam.demo.${unique}@example.com`, '--spouse-first-name', 'Sam', '--spouse-last-name', 'Demo',
+  ]);
+  await step(['accounts', 'get', '1001']);
+  await step(['login-link', '1001', '--purpose', 'support_request', '--no-notify']);
+  await step(['docs', 'upload', '1001', upload, '--tax-year', '2025', '--description', 'Demo upload']);
+  await step(['docs', 'list', '1001', '--tax-year', '2025']);
+  await step(['docs', 'get', '7001']);
+  await step(['projects', 'list', '1001']);
+  await step(['projects', 'status', '5001']);
+  await step(['deliverables', 'list', '--status', 'delivered']);
+  await step(['deliverables', 'get', '5002']);
+  await step(['deliverables', 'list', '--account', '1001', '--json']);
+  await step(['accounts', 'get', '999999'], { expectExit: 4 });
+  process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
+}
+
+process.once('SIGINT', () => {
+  cleanUp();
+  process.exit(130);
+});
+
+try {
+  await demo();
+} catch (error) {
+  process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  cleanUp();
+}

@@ -1,0 +1,57 @@
+import { DeliverableListQuery } from '../../contract/requests';
+import type { DeliverableList, DeliverableListItem, DeliverableStatus, ProjectType } from '../../contract/resources';
+import type { Context } from '../../context';
+import { createOutput } from '../../output';
+import { listMode, noteListSummary, printAllPages, printPage, type ListSpec } from '../../output/listing';
+import { definedOnly, parseWithFlags } from '../parseFlags';
+import type { RawInvocation } from '../types';
+
+export interface ListDeliverablesOptions {
+  query: { status?: DeliverableStatus; account_id?: number; project_type?: ProjectType; limit?: number; offset?: number };
+  all: boolean;
+  ndjson: boolean;
+}
+
+export function parseOptions(raw: RawInvocation): ListDeliverablesOptions {
+  const { flags } = raw;
+  const query = parseWithFlags(
+    DeliverableListQuery,
+    definedOnly({ status: flags.status, account_id: flags.account, project_type: flags.type, limit: flags.limit, offset: flags.offset }),
+    { status: '--status', account_id: '--account', project_type: '--type', limit: '--limit', offset: '--offset' },
+  );
+  return { query: definedOnly(query), all: flags.all === true, ndjson: flags.ndjson === true };
+}
+
+const deliverableList: ListSpec<DeliverableList, DeliverableListItem> = {
+  key: 'deliverables',
+  items: (data) => data.deliverables,
+  head: ['ID', 'Project', 'Account', 'Type', 'Status', 'Title', 'Prepared'],
+  row: (deliverable, format) => [
+    format.text(deliverable.id),
+    format.text(deliverable.project_id),
+    format.text(deliverable.account_id),
+    format.text(deliverable.project_type),
+    format.status(deliverable.status),
+    format.text(deliverable.title, 40),
+    format.date(deliverable.prepared_date),
+  ],
+};
+
+export function describeScope(query: ListDeliverablesOptions['query']): string {
+  let scope = '';
+  if (query.account_id !== undefined) scope += ` for account ${query.account_id}`;
+  if (query.project_type !== undefined) scope += ` of type ${query.project_type}`;
+  if (query.status !== undefined) scope += ` with status ${query.status}`;
+  return scope;
+}
+
+export async function run(ctx: Context, options: ListDeliverablesOptions): Promise<void> {
+  const out = createOutput(ctx);
+  const mode = listMode(ctx.globals.json, options.ndjson);
+  const api = await ctx.api();
+  const input = { query: options.query };
+  const summary = options.all
+    ? await printAllPages(out, mode, deliverableList, api.pages('listDeliverables', input))
+    : await printPage(out, mode, deliverableList, await api.call('listDeliverables', input));
+  await noteListSummary(out, mode, summary, { noun: 'deliverables', scope: describeScope(options.query), offset: options.query.offset ?? 0 });
+}

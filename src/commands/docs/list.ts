@@ -1,0 +1,59 @@
+import { DocumentListQuery } from '../../contract/requests';
+import type { DocumentList, DocumentListItem } from '../../contract/resources';
+import type { Context } from '../../context';
+import { createOutput } from '../../output';
+import { listMode, noteListSummary, printAllPages, printPage, type ListSpec } from '../../output/listing';
+import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
+import type { RawInvocation } from '../types';
+
+export interface ListDocumentsOptions {
+  accountId: number;
+  query: { tax_year?: number; limit?: number; offset?: number };
+  all: boolean;
+  ndjson: boolean;
+}
+
+export function parseOptions(raw: RawInvocation): ListDocumentsOptions {
+  const { flags } = raw;
+  const query = parseWithFlags(
+    DocumentListQuery,
+    definedOnly({ tax_year: flags.taxYear, limit: flags.limit, offset: flags.offset }),
+    { tax_year: '--tax-year', limit: '--limit', offset: '--offset' },
+  );
+  return {
+    accountId: parseId(raw.args[0], '<account-id>'),
+    query: definedOnly(query),
+    all: flags.all === true,
+    ndjson: flags.ndjson === true,
+  };
+}
+
+const documentList: ListSpec<DocumentList, DocumentListItem> = {
+  key: 'documents',
+  items: (data) => data.documents,
+  head: ['ID', 'Filename', 'Tax year', 'Description', 'Uploaded'],
+  row: (document, format) => [
+    format.text(document.id),
+    format.text(document.filename, 40),
+    format.text(document.tax_year),
+    format.text(document.description, 40),
+    format.date(document.uploaded_at),
+  ],
+};
+
+/** `--all` reads from `--offset` on, `--limit` documents a request (README: "docs list"). */
+export async function run(ctx: Context, options: ListDocumentsOptions): Promise<void> {
+  const out = createOutput(ctx);
+  const mode = listMode(ctx.globals.json, options.ndjson);
+  const api = await ctx.api();
+  const input = { params: { account_id: options.accountId }, query: options.query };
+  const summary = options.all
+    ? await printAllPages(out, mode, documentList, api.pages('listDocuments', input))
+    : await printPage(out, mode, documentList, await api.call('listDocuments', input));
+  const year = options.query.tax_year === undefined ? '' : ` in ${options.query.tax_year}`;
+  await noteListSummary(out, mode, summary, {
+    noun: 'documents',
+    scope: ` for account ${options.accountId}${year}`,
+    offset: options.query.offset ?? 0,
+  });
+}

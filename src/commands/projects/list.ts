@@ -1,0 +1,54 @@
+import { ProjectListQuery } from '../../contract/requests';
+import type { ProjectList, ProjectListItem, ProjectStatus, ProjectType } from '../../contract/resources';
+import type { Context } from '../../context';
+import { createOutput } from '../../output';
+import { noteListSummary, printPage, type ListSpec } from '../../output/listing';
+import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
+import type { RawInvocation } from '../types';
+
+export interface ListProjectsOptions {
+  accountId: number;
+  query: { tax_year?: number; type?: ProjectType; status?: ProjectStatus };
+}
+
+export function parseOptions(raw: RawInvocation): ListProjectsOptions {
+  const { flags } = raw;
+  const query = parseWithFlags(
+    ProjectListQuery,
+    definedOnly({ tax_year: flags.taxYear, type: flags.type, status: flags.status }),
+    { tax_year: '--tax-year', type: '--type', status: '--status' },
+  );
+  return { accountId: parseId(raw.args[0], '<account-id>'), query: definedOnly(query) };
+}
+
+const projectList: ListSpec<ProjectList, ProjectListItem> = {
+  key: 'projects',
+  items: (data) => data.projects,
+  head: ['ID', 'Type', 'Tax year', 'Status', 'Progress', 'Est. completion'],
+  row: (project, format) => [
+    format.text(project.id),
+    format.text(project.type),
+    format.text(project.tax_year),
+    format.status(project.status),
+    format.progress(project.progress_percentage),
+    format.date(project.estimated_completion),
+  ],
+};
+
+/** "for account 1001 in 2024 of type tax_return with status in_review": the filters, in words. */
+export function describeScope(accountId: number, query: ListProjectsOptions['query']): string {
+  let scope = ` for account ${accountId}`;
+  if (query.tax_year !== undefined) scope += ` in ${query.tax_year}`;
+  if (query.type !== undefined) scope += ` of type ${query.type}`;
+  if (query.status !== undefined) scope += ` with status ${query.status}`;
+  return scope;
+}
+
+export async function run(ctx: Context, options: ListProjectsOptions): Promise<void> {
+  const out = createOutput(ctx);
+  const mode = ctx.globals.json ? 'json' : 'table';
+  const api = await ctx.api();
+  const response = await api.call('listProjects', { params: { account_id: options.accountId }, query: options.query });
+  const summary = await printPage(out, mode, projectList, response);
+  await noteListSummary(out, mode, summary, { noun: 'projects', scope: describeScope(options.accountId, options.query), offset: 0 });
+}

@@ -1,0 +1,41 @@
+import { sanitizeLine } from './sanitize';
+
+const UNITS: ReadonlyArray<[name: string, milliseconds: number]> = [
+  ['year', 365 * 24 * 3600_000],
+  ['month', 30 * 24 * 3600_000],
+  ['day', 24 * 3600_000],
+  ['hour', 3600_000],
+  ['minute', 60_000],
+];
+
+/** `in 6 days`, `3 hours ago`, `just now`: the largest whole unit, rounded down. */
+export function relativeTime(target: Date, now: Date): string {
+  const difference = target.getTime() - now.getTime();
+  const distance = Math.abs(difference);
+  for (const [name, size] of UNITS) {
+    const count = Math.floor(distance / size);
+    if (count >= 1) {
+      const amount = `${count} ${name}${count === 1 ? '' : 's'}`;
+      return difference > 0 ? `in ${amount}` : `${amount} ago`;
+    }
+  }
+  return 'just now';
+}
+
+function pad(value: number): string {
+  return String(value).padStart(2, '0');
+}
+
+/**
+ * A timestamp for people (`2026-11-23 10:15 UTC (in 6 days)`) or for programs (the service's own
+ * string, unchanged). A value that is not a date is shown as it came, sanitised.
+ */
+export function formatTimestamp(value: unknown, options: { readable: boolean; now: Date }): string {
+  const raw = sanitizeLine(value);
+  if (!options.readable || typeof value !== 'string') return raw;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return raw;
+  const day = `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}`;
+  const time = `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}`;
+  return `${day} ${time} UTC (${relativeTime(date, options.now)})`;
+}

@@ -1,0 +1,205 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { renderCard } from '../../src/output/card';
+import { colorStatus, palette } from '../../src/output/colors';
+import { formatTimestamp, relativeTime } from '../../src/output/dates';
+import { createFormat } from '../../src/output/format';
+import { JsonListWriter, formatJson, formatNdjsonLine } from '../../src/output/json';
+import { listMode } from '../../src/output/listing';
+import { clampPercent, formatBytes, progressBar } from '../../src/output/progress';
+import { sanitizeLine, sanitizeText } from '../../src/output/sanitize';
+import { renderTable, truncate } from '../../src/output/table';
+
+const NOW = new Date('2026-11-17T10:15:00Z');
+const ESC = '\u001b';
+
+describe('sanitising service strings', () => {
+  it.each([
+    ['colour codes', `${ESC}[31mred${ESC}[0m`, 'red'],
+    ['cursor movement and screen clearing', `a${ESC}[2J${ESC}[H${ESC}[10;5Hb`, 'ab'],
+    ['an OSC title change ended by BEL', `${ESC}]0;pwned\u0007name`, 'name'],
+    ['an OSC 8 hyperlink ended by ST', `${ESC}]8;;https://evil.test${ESC}\\click${ESC}]8;;${ESC}\\`, 'click'],
+    ['the 8-bit CSI', '\u009b31mx', 'x'],
+    ['bell, backspace, NUL and DEL', 'a\u0007\b\u0000\u007fb', 'ab'],
+    ['bidirectional overrides', 'invoice\u202Efdp.exe', 'invoicefdp.exe'],
+    ['line breaks and tabs, as spaces', 'one\ntwo\r\nthree\tfour\rfive', 'one two three four five'],
+  ])('sanitizeLine strips %s', (_what, input, expected) => {
+    expect(sanitizeLine(input)).toBe(expected);
+  });
+
+  it('keeps printable Unicode, numbers and empty values readable', () => {
+    expect(sanitizeLine('Zoë Łukasz 税 ✓')).toBe('Zoë Łukasz 税 ✓');
+    expect(sanitizeLine(1001)).toBe('1001');
+    expect(sanitizeLine(null)).toBe('');
+    expect(sanitizeLine(undefined)).toBe('');
+  });
+
+  it('sanitizeText keeps line breaks but nothing else', () => {
+    expect(sanitizeText(`Line one\r\nline ${ESC}[1mtwo${ESC}[0m\tend\u0007`)).toBe('Line one\nline two end');
+  });
+});
+
+describe('progress and sizes', () => {
+  it.each([
+    [0, '░░░░░░░░░░   0%'],
+    [45, '████░░░░░░  45%'],
+    [100, '██████████ 100%'],
+    [150, '██████████ 100%'],
+    [-5, '░░░░░░░░░░   0%'],
+  ])('progressBar(%d)', (percent, expected) => {
+    expect(progressBar(percent)).toBe(expected);
+  });
+
+  it('clamps what is not a finite percentage', () => {
+    expect(clampPercent(Number.NaN)).toBe(0);
+    expect(clampPercent(44.6)).toBe(45);
+  });
+
+  it.each([
+    [0, '0 B'],
+    [1023, '1023 B'],
+    [1536, '1.5 KB'],
+    [5 * 1024 * 1024, '5.0 MB'],
+  ])('formatBytes(%d)', (bytes, expected) => {
+    expect(formatBytes(bytes)).toBe(expected);
+  });
+});
+
+describe('dates', () => {
+  it.each([
+    ['2026-11-23T10:15:00Z', 'in 6 days'],
+    ['2026-11-17T13:15:00Z', 'in 3 hours'],
+    ['2026-11-17T10:14:30Z', 'just now'],
+    ['2026-11-17T09:14:00Z', '1 hour ago'],
+    ['2025-10-01T00:00:00Z', '1 year ago'],
+  ])('relativeTime(%s)', (iso, expected) => {
+    expect(relativeTime(new Date(iso), NOW)).toBe(expected);
+  });
+
+  it('is readable for people and unchanged for programs', () => {
+    expect(formatTimestamp('2026-11-23T10:15:00.000Z', { readable: true, now: NOW })).toBe('2026-11-23 10:15 UTC (in 6 days)');
+    expect(formatTimestamp('2026-11-23T10:15:00.000Z', { readable: false, now: NOW })).toBe('2026-11-23T10:15:00.000Z');
+  });
+
+  it('shows a value that is not a date as it came, sanitised', () => {
+    expect(formatTimestamp(`soon${ESC}[2J`, { readable: true, now: NOW })).toBe('soon');
+  });
+});
+
+describe('colours', () => {
+  it('colours known statuses only when enabled', () => {
+    expect(colorStatus(palette(true), 'completed')).toBe('\u001b[32mcompleted\u001b[39m');
+    expect(colorStatus(palette(true), 'waiting_on_client')).toBe('\u001b[33mwaiting_on_client\u001b[39m');
+    expect(colorStatus(palette(true), 'suspended')).toBe('\u001b[31msuspended\u001b[39m');
+    expect(colorStatus(palette(false), 'completed')).toBe('completed');
+  });
+
+  it('leaves a status this version does not know uncoloured', () => {
+    expect(colorStatus(palette(true), 'archived')).toBe('archived');
+  });
+});
+
+describe('the format for people and for programs', () => {
+  const forPeople = createFormat({ readable: true, colors: palette(true), now: NOW });
+  const forPrograms = createFormat({ readable: false, colors: palette(false), now: NOW });
+
+  it('draws progress as a bar for people and as a number for programs', () => {
+    expect(forPeople.progress(45)).toBe('████░░░░░░  45%');
+    expect(forPrograms.progress(45)).toBe('45%');
+  });
+
+  it('shortens long text for people only', () => {
+    const long = 'x'.repeat(60);
+    expect(forPeople.text(long, 10)).toBe(`${'x'.repeat(9)}…`);
+    expect(forPrograms.text(long, 10)).toBe(long);
+  });
+
+  it('sanitises a status before colouring it', () => {
+    expect(forPeople.status(`completed${ESC}[2J`)).toBe('\u001b[32mcompleted\u001b[39m');
+  });
+
+  it('shows a missing date as a dash', () => {
+    expect(forPeople.date(null)).toBe('-');
+  });
+});
+
+describe('JSON', () => {
+  const document = { id: 1, nested: { unknown_field: ['a'] } };
+
+  it('is pretty on a terminal and one compact line otherwise, with one trailing newline', () => {
+    expect(formatJson(document, true)).toBe(`${JSON.stringify(document, null, 2)}\n`);
+    expect(formatJson(document, false)).toBe('{"id":1,"nested":{"unknown_field":["a"]}}\n');
+  });
+
+  it('writes one item a line for --ndjson', () => {
+    expect(formatNdjsonLine({ id: 2, text: 'a\nb' })).toBe('{"id":2,"text":"a\\nb"}\n');
+  });
+
+  async function streamed(items: unknown[], pretty: boolean): Promise<string> {
+    const stream = new PassThrough();
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const writer = new JsonListWriter(stream, 'documents', pretty);
+    for (const item of items) await writer.add(item);
+    await writer.end({ total_count: items.length, has_more: false });
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  it.each([true, false])('streams a list as exactly the text of one whole document (pretty: %s)', async (pretty) => {
+    for (const items of [[], [document], [document, { id: 2 }, { id: 3, s: 'x' }]]) {
+      const whole = { documents: items, total_count: items.length, has_more: false };
+      const text = await streamed(items, pretty);
+      expect(text).toBe(formatJson(whole, pretty));
+      expect(JSON.parse(text)).toEqual(whole);
+    }
+  });
+});
+
+describe('tables and cards', () => {
+  const rows = [
+    ['1', 'w2.pdf', '2024'],
+    ['22', 'a much longer name.pdf', '2023'],
+  ];
+
+  it('prints tab-separated rows without a header off a terminal', async () => {
+    expect(await renderTable(['ID', 'Filename', 'Tax year'], rows, { tty: false, colors: palette(false) })).toBe(
+      '1\tw2.pdf\t2024\n22\ta much longer name.pdf\t2023\n',
+    );
+  });
+
+  it('prints an aligned table with a header on a terminal', async () => {
+    const text = await renderTable(['ID', 'Filename', 'Tax year'], rows, { tty: true, colors: palette(false) });
+    expect(text.split('\n')).toEqual([
+      'ID  FILENAME                TAX YEAR',
+      '1   w2.pdf                  2024',
+      '22  a much longer name.pdf  2023',
+      '',
+    ]);
+  });
+
+  it('truncates by characters, not UTF-16 units', () => {
+    expect(truncate('😀😀😀😀', 3)).toBe('😀😀…');
+    expect(truncate('short', 10)).toBe('short');
+  });
+
+  it('aligns card labels, indents multi-line values and leaves out absent rows', () => {
+    const text = renderCard(
+      [
+        { title: 'Account 1001', rows: [['Name', 'Jane Doe'], ['Spouse', undefined], ['Summary', 'line one\nline two']] },
+        { title: 'Spouse user 7', rows: [['Email', 'john@example.com']] },
+      ],
+      palette(false),
+    );
+    expect(text).toBe(
+      'Account 1001\nName:     Jane Doe\nSummary:  line one\n          line two\n\nSpouse user 7\nEmail:    john@example.com\n',
+    );
+  });
+});
+
+describe('list modes', () => {
+  it('prefers --ndjson over the global --json', () => {
+    expect(listMode(true, true)).toBe('ndjson');
+    expect(listMode(true, false)).toBe('json');
+    expect(listMode(false, false)).toBe('table');
+  });
+});
