@@ -1,0 +1,46 @@
+import type { Writable } from 'node:stream';
+import type { Clock } from '../context';
+
+export interface Progress {
+  /** Removes the line so that other output starts at the left margin. */
+  clear(): void;
+  /** One more item finished: the line is redrawn with the new count. */
+  advance(): void;
+  finish(): void;
+}
+
+/** `  120/300  40%  24.5/s  ETA 7s`: the average rate so far, and the time left at that rate. */
+export function formatProgress(done: number, total: number, elapsedMs: number): string {
+  const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
+  const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
+  const eta = rate > 0 ? formatSeconds((total - done) / rate) : '?';
+  return `  ${done}/${total}  ${percent}%  ${rate.toFixed(1)}/s  ETA ${eta}`;
+}
+
+function formatSeconds(seconds: number): string {
+  const whole = Math.ceil(seconds);
+  if (whole < 60) return `${whole}s`;
+  const minutes = Math.floor(whole / 60);
+  return minutes < 60 ? `${minutes}m${String(whole % 60).padStart(2, '0')}s` : `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+/** A progress line on a terminal's stderr; `enabled` false (a pipe, `--json`) makes every call a no-op. */
+export function createProgress(stream: Writable, options: { enabled: boolean; total: number; clock: Clock }): Progress {
+  if (!options.enabled) return { clear() {}, advance() {}, finish() {} };
+  const startedMs = options.clock.now().getTime();
+  let done = 0;
+  let shown = false;
+  const clear = () => {
+    if (shown) stream.write('\r\x1b[K');
+    shown = false;
+  };
+  return {
+    clear,
+    advance() {
+      done += 1;
+      stream.write(`\r\x1b[K${formatProgress(done, options.total, options.clock.now().getTime() - startedMs)}`);
+      shown = true;
+    },
+    finish: clear,
+  };
+}

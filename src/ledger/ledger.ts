@@ -1,0 +1,322 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, rename, truncate, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { UsageError } from '../errors';
+
+/**
+ * The login-link ledger: what this tool generated, so that cron can renew only what expires and a
+ * killed run resumes without generating a link twice (a second link invalidates the emailed one).
+ *
+ * An append-only NDJSON log: an `intent` line is made durable before a request is sent, and an
+ * `issued` or `refused` line after the answer. An intent without either is *uncertain*: the
+ * service may or may not have made a link, and the contract gives no way to ask. Link URLs and
+ * tokens are never written: they are credentials, and a ledger needs only expiry times.
+ * Writers hold the ledger lock (./lock.ts); readers need none, because lines are appended whole
+ * and the file is replaced only by an atomic rename (compaction).
+ */
+
+/** Who a link is for: `user_email` null means "the primary holder" (no user_email sent). */
+export interface LinkTarget {
+  origin: string;
+  account_id: number;
+  user_email: string | null;
+}
+
+interface TargetFields extends LinkTarget {
+  profile: string | null;
+  /** The batch run the line belongs to, when it was part of one. */
+  run?: string;
+  at: string;
+}
+
+export interface IntentEntry extends TargetFields {
+  type: 'intent';
+  id: string;
+}
+
+export interface IssuedLink {
+  user_email: string;
+  purpose: string;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface IssuedEntry extends TargetFields {
+  type: 'issued';
+  intent: string;
+  link: IssuedLink;
+}
+
+export interface RefusedEntry extends TargetFields {
+  type: 'refused';
+  intent: string;
+  code: string;
+}
+
+export interface RunEntry {
+  type: 'run';
+  run: string;
+  /** Digest of what the run was asked to do: a re-run of the same batch resumes it. */
+  digest: string;
+  items: number;
+  at: string;
+}
+
+export interface RunEndEntry {
+  type: 'run_end';
+  run: string;
+  at: string;
+}
+
+export type LedgerEntry = IntentEntry | IssuedEntry | RefusedEntry | RunEntry | RunEndEntry;
+
+interface RunState {
+  entry: RunEntry;
+  ended: boolean;
+  /** Targets the run got a link for (a refused item is worth sending again: nothing was made). */
+  issued: Set<string>;
+}
+
+function targetKey(target: LinkTarget): string {
+  return `${target.origin}|${target.account_id}|${target.user_email?.toLowerCase() ?? ''}`;
+}
+
+function userKey(origin: string, accountId: number, userEmail: string): string {
+  return `${origin}|${accountId}|${userEmail.toLowerCase()}`;
+}
+
+/** The ledger's content, folded from its lines: the last link per user, open intents, runs. */
+export class LedgerView {
+  protected entries: LedgerEntry[] = [];
+  /** Byte length of the complete lines read; anything after it is a line torn by a kill mid-write. */
+  protected completeLength = 0;
+  private readonly latestLinks = new Map<string, IssuedEntry>();
+  /** The last link requested without user_email per account: it tells who the primary holder is. */
+  private readonly primaryLinks = new Map<string, IssuedEntry>();
+  private readonly openIntents = new Map<string, IntentEntry>();
+  private readonly runs = new Map<string, RunState>();
+
+  constructor(readonly path: string) {}
+
+  /** Reads the file; a missing file is an empty ledger. */
+  protected async load(): Promise<void> {
+    let content: string;
+    try {
+      content = await readFile(this.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    const end = content.lastIndexOf('\n') + 1;
+    this.completeLength = Buffer.byteLength(content.slice(0, end));
+    content
+      .slice(0, end)
+      .split('\n')
+      .forEach((line, index) => {
+        if (line.trim() !== '') this.apply(parseEntry(line, index + 1, this.path));
+      });
+  }
+
+  protected apply(entry: LedgerEntry): void {
+    this.entries.push(entry);
+    switch (entry.type) {
+      case 'intent':
+        this.openIntents.set(targetKey(entry), entry);
+        break;
+      case 'issued':
+      case 'refused': {
+        const key = targetKey(entry);
+        if (this.openIntents.get(key)?.id === entry.intent) this.openIntents.delete(key);
+        if (entry.type === 'issued') {
+          if (entry.run !== undefined) this.runs.get(entry.run)?.issued.add(key);
+          this.latestLinks.set(userKey(entry.origin, entry.account_id, entry.link.user_email), entry);
+          if (entry.user_email === null) this.primaryLinks.set(`${entry.origin}|${entry.account_id}`, entry);
+        }
+        break;
+      }
+      case 'run':
+        this.runs.set(entry.run, { entry, ended: false, issued: new Set() });
+        break;
+      case 'run_end': {
+        const run = this.runs.get(entry.run);
+        if (run) run.ended = true;
+        break;
+      }
+    }
+  }
+
+  /** The last link generated for the target; for the primary holder, as far as the ledger knows who that is. */
+  findLink(target: LinkTarget): IssuedEntry | undefined {
+    const email = target.user_email ?? this.primaryLinks.get(`${target.origin}|${target.account_id}`)?.link.user_email;
+    return email === undefined ? undefined : this.latestLinks.get(userKey(target.origin, target.account_id, email));
+  }
+
+  /** An intent with no answer recorded: the service may or may not have generated that link. */
+  uncertainIntent(target: LinkTarget): IntentEntry | undefined {
+    return this.openIntents.get(targetKey(target));
+  }
+
+  /** Every user's last link, expiring soonest first. */
+  links(): IssuedEntry[] {
+    return [...this.latestLinks.values()].sort((a, b) => Date.parse(a.link.expires_at) - Date.parse(b.link.expires_at));
+  }
+
+  uncertainIntents(): IntentEntry[] {
+    return [...this.openIntents.values()];
+  }
+
+  /** The latest run with this digest that did not get to its end, and whether it got a link for a target. */
+  unfinishedRun(digest: string): { entry: RunEntry; issuedFor(target: LinkTarget): boolean } | undefined {
+    const run = [...this.runs.values()].reverse().find((candidate) => candidate.entry.digest === digest && !candidate.ended);
+    return run && { entry: run.entry, issuedFor: (target) => run.issued.has(targetKey(target)) };
+  }
+
+  /** Lines still needed: the last link per user and per primary holder, open intents, unfinished runs. */
+  protected liveEntries(): LedgerEntry[] {
+    const latest = new Set<LedgerEntry>([...this.latestLinks.values(), ...this.primaryLinks.values(), ...this.openIntents.values()]);
+    const unfinished = new Set([...this.runs.values()].filter((run) => !run.ended).map((run) => run.entry.run));
+    return this.entries.filter((entry) => {
+      if (latest.has(entry)) return true;
+      if (entry.type === 'run') return unfinished.has(entry.run);
+      if (entry.type === 'issued') return entry.run !== undefined && unfinished.has(entry.run);
+      return false;
+    });
+  }
+}
+
+/** Reads a ledger without changing it (listing, dry runs). */
+export async function readLedger(path: string): Promise<LedgerView> {
+  const view = new ReadOnlyLedger(path);
+  await view.read();
+  return view;
+}
+
+class ReadOnlyLedger extends LedgerView {
+  read(): Promise<void> {
+    return this.load();
+  }
+}
+
+function parseEntry(line: string, lineNumber: number, path: string): LedgerEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    value = undefined;
+  }
+  const known = ['intent', 'issued', 'refused', 'run', 'run_end'];
+  if (typeof value !== 'object' || value === null || !known.includes((value as { type?: string }).type ?? '')) {
+    throw new UsageError(`the login-link ledger ${path} is damaged at line ${lineNumber}`, {
+      hint: 'Move the file aside to start a new ledger (the next renewal then regenerates every link it does not know).',
+    });
+  }
+  return value as LedgerEntry;
+}
+
+/** Compact when at least this many lines are superseded (and at least as many as are live). */
+const COMPACT_MIN_DROPPED = 100;
+
+/**
+ * The ledger opened for writing, by the holder of its lock. Appends are group-committed: lines
+ * queued while a write is in flight go out together, each batch written whole and `fdatasync`ed
+ * before the callers' promises resolve, so an intent is on disk before its request is sent.
+ */
+export class Ledger extends LedgerView {
+  private handle: FileHandle | undefined;
+  private queue: Array<{ line: string; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private flushing: Promise<void> | undefined;
+
+  static async open(path: string): Promise<Ledger> {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    const ledger = new Ledger(path);
+    await ledger.load();
+    const live = ledger.liveEntries();
+    const dropped = ledger.entries.length - live.length;
+    if (dropped >= COMPACT_MIN_DROPPED && dropped >= live.length) {
+      await writeAtomically(path, live);
+      ledger.entries = live;
+    } else {
+      // Drop a line torn by a kill mid-write, or the next append would be glued to it.
+      await truncate(path, ledger.completeLength).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    }
+    ledger.handle = await open(path, 'a', 0o600);
+    return ledger;
+  }
+
+  /** Records that a link is about to be requested; durable before it resolves. Returns the intent id. */
+  async recordIntent(target: LinkTarget, meta: { profile: string | null; run?: string; at: Date }): Promise<string> {
+    const id = randomUUID();
+    await this.append({ type: 'intent', id, ...target, profile: meta.profile, ...(meta.run ? { run: meta.run } : {}), at: meta.at.toISOString() });
+    return id;
+  }
+
+  async recordIssued(intent: string, target: LinkTarget, link: IssuedLink, meta: { profile: string | null; run?: string; at: Date }): Promise<void> {
+    await this.append({ type: 'issued', intent, ...target, profile: meta.profile, ...(meta.run ? { run: meta.run } : {}), at: meta.at.toISOString(), link });
+  }
+
+  /** The service provably made no link (a 4xx answer, or no connection at all): the intent is settled. */
+  async recordRefused(intent: string, target: LinkTarget, code: string, meta: { profile: string | null; run?: string; at: Date }): Promise<void> {
+    await this.append({ type: 'refused', intent, ...target, profile: meta.profile, ...(meta.run ? { run: meta.run } : {}), at: meta.at.toISOString(), code });
+  }
+
+  async startRun(digest: string, items: number, at: Date): Promise<string> {
+    const run = randomUUID();
+    await this.append({ type: 'run', run, digest, items, at: at.toISOString() });
+    return run;
+  }
+
+  async endRun(run: string, at: Date): Promise<void> {
+    await this.append({ type: 'run_end', run, at: at.toISOString() });
+  }
+
+  async close(): Promise<void> {
+    await this.flushing;
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+
+  private append(entry: LedgerEntry): Promise<void> {
+    this.apply(entry);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = undefined;
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0);
+      try {
+        if (!this.handle) throw new Error(`the login-link ledger ${this.path} is closed`);
+        await this.handle.write(batch.map((item) => item.line).join(''));
+        await this.handle.datasync();
+        for (const item of batch) item.resolve();
+      } catch (error) {
+        for (const item of batch) item.reject(error);
+      }
+    }
+  }
+}
+
+/** Temp file, fsync, rename, fsync of the directory: a crash leaves the old file or the new one. */
+async function writeAtomically(path: string, entries: LedgerEntry[]): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const handle = await open(temporary, 'w', 0o600);
+  try {
+    await handle.writeFile(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, path);
+  const directory = await open(dirname(path), 'r');
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
+}

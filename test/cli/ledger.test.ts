@@ -1,0 +1,222 @@
+import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/context';
+import { LedgerLockedError, UsageError } from '../../src/errors';
+import { Ledger, readLedger, type LinkTarget } from '../../src/ledger/ledger';
+import { acquireLedgerLock, lockPathOf } from '../../src/ledger/lock';
+import { defaultLedgerPath } from '../../src/ledger/paths';
+import { QuotaExhaustedError, RateLimitPacer } from '../../src/batch/pacer';
+
+const realClock: Clock = { now: () => new Date(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+const origin = 'http://127.0.0.1:4010';
+const meta = { profile: 'acme', at: new Date('2026-11-23T10:00:00Z') };
+
+function tempLedger(): string {
+  return join(mkdtempSync(join(tmpdir(), 'taxprep-ledger-')), 'nested', 'login-links.ndjson');
+}
+
+function link(userEmail: string, expiresAt: string) {
+  return { user_email: userEmail, purpose: 'expired_link', expires_at: expiresAt, created_at: '2026-11-23T10:00:00Z' };
+}
+
+describe('ledger', () => {
+  it('records intents and answers durably, never the link itself, in a 0600 file', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    const primary: LinkTarget = { origin, account_id: 1001, user_email: null };
+    const intent = await ledger.recordIntent(primary, meta);
+    expect(ledger.uncertainIntent(primary)?.id).toBe(intent);
+    await ledger.recordIssued(intent, primary, link('jane@example.com', '2026-11-30T10:00:00Z'), meta);
+    await ledger.close();
+
+    const content = readFileSync(path, 'utf8');
+    expect(content).not.toContain('login_link');
+    expect(content).not.toContain('/auth/');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+
+    const view = await readLedger(path);
+    expect(view.uncertainIntent(primary)).toBeUndefined();
+    expect(view.findLink(primary)?.link.expires_at).toBe('2026-11-30T10:00:00Z');
+    // The primary holder's link is found by their email too, and only for that service.
+    expect(view.findLink({ origin, account_id: 1001, user_email: 'JANE@example.com' })?.link.user_email).toBe('jane@example.com');
+    expect(view.findLink({ origin: 'https://other.example', account_id: 1001, user_email: null })).toBeUndefined();
+  });
+
+  it('keeps an intent without an answer as uncertain, and settles it on a refusal', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    const spouse: LinkTarget = { origin, account_id: 1002, user_email: 'john@example.com' };
+    const other: LinkTarget = { origin, account_id: 1003, user_email: null };
+    await ledger.recordIntent(spouse, meta);
+    const refused = await ledger.recordIntent(other, meta);
+    await ledger.recordRefused(refused, other, 'ACCOUNT_SUSPENDED', meta);
+    await ledger.close();
+    const view = await readLedger(path);
+    expect(view.uncertainIntents().map((entry) => entry.account_id)).toEqual([1002]);
+    expect(view.uncertainIntent(other)).toBeUndefined();
+  });
+
+  it('lists the last link per user, expiring soonest first', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    for (const [account, expires] of [[1, '2026-12-01T00:00:00Z'], [2, '2026-11-25T00:00:00Z'], [1, '2026-11-24T00:00:00Z']] as const) {
+      const target = { origin, account_id: account, user_email: null };
+      await ledger.recordIssued(await ledger.recordIntent(target, meta), target, link(`user${account}@example.com`, expires), meta);
+    }
+    await ledger.close();
+    expect((await readLedger(path)).links().map((entry) => [entry.account_id, entry.link.expires_at])).toEqual([
+      [1, '2026-11-24T00:00:00Z'],
+      [2, '2026-11-25T00:00:00Z'],
+    ]);
+  });
+
+  it('ignores a line torn by a kill, and drops it before appending', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    const target = { origin, account_id: 7, user_email: null };
+    await ledger.recordIssued(await ledger.recordIntent(target, meta), target, link('a@example.com', '2026-12-01T00:00:00Z'), meta);
+    await ledger.close();
+    appendFileSync(path, '{"type":"intent","id":"x","orig');
+    expect((await readLedger(path)).uncertainIntents()).toEqual([]);
+
+    const reopened = await Ledger.open(path);
+    await reopened.recordIntent({ origin, account_id: 8, user_email: null }, meta);
+    await reopened.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    expect(lines.map((line) => JSON.parse(line).type)).toEqual(['intent', 'issued', 'intent']);
+  });
+
+  it('refuses a damaged line in the middle with a usage error naming the file and line', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    await ledger.close();
+    writeFileSync(path, '{"type":"run_end","run":"r","at":"x"}\nnot json\n{"type":"run_end","run":"r","at":"x"}\n');
+    const error = await readLedger(path).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).message).toBe(`the login-link ledger ${path} is damaged at line 2`);
+  });
+
+  it('compacts superseded lines atomically, keeping what renewal and resumption need', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    const target = { origin, account_id: 1, user_email: null };
+    for (let round = 0; round < 120; round += 1) {
+      await ledger.recordIssued(await ledger.recordIntent(target, meta), target, link('a@example.com', `2026-12-01T00:00:${String(round % 60).padStart(2, '0')}Z`), meta);
+    }
+    const open = { origin, account_id: 2, user_email: null };
+    await ledger.recordIntent(open, meta);
+    const run = await ledger.startRun('digest', 1, meta.at);
+    const inRun = { origin, account_id: 3, user_email: null };
+    await ledger.recordIssued(await ledger.recordIntent(inRun, { ...meta, run }), inRun, link('c@example.com', '2026-12-02T00:00:00Z'), { ...meta, run });
+    await ledger.close();
+    expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(240 + 1 + 1 + 2);
+
+    await (await Ledger.open(path)).close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line).type);
+    expect(lines).toEqual(['issued', 'intent', 'run', 'issued']);
+    const view = await readLedger(path);
+    expect(view.findLink(target)?.link.expires_at).toBe('2026-12-01T00:00:59Z');
+    expect(view.uncertainIntent(open)).toBeDefined();
+    expect(view.unfinishedRun('digest')?.issuedFor(inRun)).toBe(true);
+  });
+
+  it('lives in the user data directory by default', () => {
+    expect(defaultLedgerPath({ XDG_DATA_HOME: '/data' }, 'linux')).toBe('/data/taxprep/login-links.ndjson');
+    expect(defaultLedgerPath({ HOME: '/home/u' }, 'linux')).toBe('/home/u/.local/share/taxprep/login-links.ndjson');
+    expect(defaultLedgerPath({ HOME: '/Users/u' }, 'darwin')).toBe('/Users/u/Library/Application Support/taxprep/login-links.ndjson');
+  });
+});
+
+describe('ledger lock', () => {
+  it('stops a second holder with exit 10 naming the first, and frees on release', async () => {
+    const path = tempLedger();
+    const first = await acquireLedgerLock(path, { waitMs: 0, clock: realClock });
+    const owner = JSON.parse(readFileSync(lockPathOf(path), 'utf8'));
+    expect(owner).toMatchObject({ pid: process.pid, hostname: hostname() });
+
+    const error = await acquireLedgerLock(path, { waitMs: 300, clock: realClock }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LedgerLockedError);
+    expect((error as LedgerLockedError).exitCode).toBe(10);
+    expect((error as LedgerLockedError).message).toContain(`pid ${process.pid} on ${hostname()}`);
+
+    await first.release();
+    expect(existsSync(lockPathOf(path))).toBe(false);
+    await (await acquireLedgerLock(path, { waitMs: 0, clock: realClock })).release();
+  });
+
+  it('takes over a lock whose process is gone from this host, but not one from another host', async () => {
+    const path = tempLedger();
+    const finished = await execa(process.execPath, ['-e', 'console.log(process.pid)']);
+    const deadPid = Number(finished.stdout);
+    (await acquireLedgerLock(path, { waitMs: 0, clock: realClock })).release();
+    writeFileSync(lockPathOf(path), JSON.stringify({ pid: deadPid, hostname: hostname(), started_at: '2026-11-23T00:00:00Z' }));
+    const lock = await acquireLedgerLock(path, { waitMs: 0, clock: realClock });
+    expect(JSON.parse(readFileSync(lockPathOf(path), 'utf8')).pid).toBe(process.pid);
+    await lock.release();
+
+    writeFileSync(lockPathOf(path), JSON.stringify({ pid: deadPid, hostname: 'elsewhere.example', started_at: '2026-11-23T00:00:00Z' }));
+    await expect(acquireLedgerLock(path, { waitMs: 0, clock: realClock })).rejects.toBeInstanceOf(LedgerLockedError);
+  });
+});
+
+describe('rate-limit pacer', () => {
+  /** A clock whose sleeps move time forward at once and are recorded. */
+  function fakeClock(startMs: number) {
+    let nowMs = startMs;
+    const sleeps: number[] = [];
+    const clock: Clock = {
+      now: () => new Date(nowMs),
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        nowMs += ms;
+      },
+    };
+    return { clock, sleeps, advance: (ms: number) => (nowMs += ms) };
+  }
+  const headers = (remaining: number, resetSeconds: number) => ({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(resetSeconds) });
+
+  it('spends the window, then waits for its reset on the service clock, then spends the next', async () => {
+    const startMs = 1_800_000_000_000;
+    const { clock, sleeps } = fakeClock(startMs);
+    const pacer = new RateLimitPacer(clock);
+    // The service clock runs one hour ahead of ours (the mock's virtual clock, advanced).
+    const serviceNow = () => clock.now().getTime() + 3_600_000;
+    const resetSeconds = (serviceNow() + 2000) / 1000;
+
+    const first = await pacer.acquire();
+    pacer.record(first, headers(2, resetSeconds), serviceNow());
+    await pacer.acquire();
+    await pacer.acquire();
+    expect(sleeps).toEqual([]);
+    const fourth = await pacer.acquire();
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(2000);
+    expect(sleeps[0]).toBeLessThan(2200);
+    pacer.record(fourth, headers(2, resetSeconds + 2), serviceNow());
+    await pacer.acquire();
+    await pacer.acquire();
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it('stops instead of waiting hours when the quota is spent until a distant reset (the daily window)', async () => {
+    const startMs = 1_800_000_000_000;
+    const { clock, sleeps } = fakeClock(startMs);
+    const pacer = new RateLimitPacer(clock);
+    pacer.record(await pacer.acquire(), headers(0, (startMs + 5 * 3_600_000) / 1000), startMs);
+    const error = await pacer.acquire().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect((error as QuotaExhaustedError).exitCode).toBe(6);
+    expect((error as QuotaExhaustedError).message).toContain(`allows no more until ${new Date(startMs + 5 * 3_600_000).toISOString()}`);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('does not pace when the service sends no rate-limit headers', async () => {
+    const { clock, sleeps } = fakeClock(0);
+    const pacer = new RateLimitPacer(clock);
+    for (let index = 0; index < 50; index += 1) pacer.record(await pacer.acquire(), {});
+    expect(sleeps).toEqual([]);
+  });
+});

@@ -1,0 +1,132 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseFixture } from '../../src/mock/fixture';
+import { makeHome, runCli } from '../helpers/cli';
+import { startMock, type RunningMock } from '../helpers/mock';
+import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
+
+/**
+ * Cron-like runs of the real `bin/taxprep` processes against one mock: a run killed with SIGKILL
+ * mid-batch and resumed without a duplicate link, and two overlapping runs on one ledger.
+ */
+
+const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
+const ACCOUNTS = 60;
+let mock: RunningMock;
+let home: string;
+
+beforeAll(async () => {
+  mock = await startMock({ fixture: parseFixture(batchFixture({ accounts: ACCOUNTS })), rateLimits: [] });
+});
+afterAll(() => mock.close());
+beforeEach(async () => {
+  await mock.deps.store.reset();
+  mock.deps.settings.faults.latencyMs = 0;
+  home = makeHome();
+});
+
+function env(): Record<string, string> {
+  return { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: BATCH_KEYS.acme };
+}
+
+/** The same environment runCli builds, for a process this test must be able to kill. */
+function spawnTaxprep(args: string[]) {
+  return execa(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
+    extendEnv: false,
+    reject: false,
+  });
+}
+
+const ledgerPath = () => join(home, '.local', 'share', 'taxprep', 'login-links.ndjson');
+const linksByAccount = () => {
+  const counts = new Map<number, number>();
+  for (const link of mock.deps.store.state.loginLinks) counts.set(link.account_id, (counts.get(link.account_id) ?? 0) + 1);
+  return counts;
+};
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !condition(); waited += 20) {
+    if (waited > 15_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function writeIds(count: number): string {
+  const path = join(home, 'clients.txt');
+  writeFileSync(path, `${Array.from({ length: count }, (_, index) => FIRST_ACCOUNT_ID + index).join('\n')}\n`);
+  return path;
+}
+
+describe('a run killed mid-batch', () => {
+  it('resumes without generating any link twice, holding back the ones it cannot know about', async () => {
+    const idsFile = writeIds(ACCOUNTS);
+    mock.deps.settings.faults.latencyMs = 40;
+    const args = ['--json', 'login-link', '--from', idsFile, '--concurrency', '3'];
+
+    const killed = spawnTaxprep(args);
+    await until(() => mock.deps.store.state.loginLinks.length >= 15, '15 links');
+    killed.kill('SIGKILL');
+    await killed;
+    // Requests already at the mock finish there (the kill does not undo them): wait them out.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const issuedBeforeResume = mock.deps.store.state.loginLinks.length;
+    expect(issuedBeforeResume).toBeLessThan(ACCOUNTS);
+    expect(existsSync(`${ledgerPath()}.lock`)).toBe(true);
+
+    // The dead run's lock is taken over; what it got links for is skipped, the rest sent once.
+    const resumed = await runCli(args, { env: env(), home });
+    expect(resumed.stderr).toContain('Resuming the unfinished run of this batch from');
+    const lines = resumed.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(ACCOUNTS);
+    const skipped = lines.filter((line) => line.skipped?.reason === 'done_in_interrupted_run');
+    const uncertain = lines.filter((line) => line.error?.code === 'LINK_STATE_UNCERTAIN');
+    const issued = lines.filter((line) => 'login_link' in line);
+    expect(skipped.length + uncertain.length + issued.length).toBe(ACCOUNTS);
+    expect(skipped.length).toBeGreaterThanOrEqual(10);
+    expect(resumed.exitCode).toBe(uncertain.length > 0 ? 9 : 0);
+
+    const counts = linksByAccount();
+    expect([...counts.values()].every((count) => count === 1)).toBe(true);
+    for (const line of issued) expect(counts.get(line.account_id)).toBe(1);
+    for (const line of skipped) expect(counts.get(line.input.account_id)).toBe(1);
+
+    if (uncertain.length > 0) {
+      const settled = await runCli([...args, '--reissue-uncertain'], { env: env(), home });
+      expect(settled.exitCode).toBe(0);
+      const again = settled.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      expect(again.filter((line) => 'login_link' in line).map((line) => line.account_id).sort()).toEqual(uncertain.map((line) => line.input.account_id).sort());
+    }
+    expect(existsSync(`${ledgerPath()}.lock`)).toBe(false);
+    expect(readFileSync(ledgerPath(), 'utf8')).toContain('"type":"run_end"');
+  });
+});
+
+describe('overlapping runs', () => {
+  it('the second run exits 10 naming the first, sending nothing; after the first ends it finds every link fresh', async () => {
+    const idsFile = writeIds(20);
+    mock.deps.settings.faults.latencyMs = 100;
+    const renew = ['login-link', 'renew', '--from', idsFile, '--within', '24h', '--concurrency', '1'];
+
+    const first = spawnTaxprep(renew);
+    await until(() => existsSync(`${ledgerPath()}.lock`), 'the lock file');
+    const second = await runCli([...renew, '--lock-wait', '0'], { env: env(), home });
+    expect(second.exitCode).toBe(10);
+    expect(second.stderr).toContain(`error: the login-link ledger ${ledgerPath()} is in use by taxprep (pid ${first.pid} on `);
+    expect(second.stderr).toContain('nothing was sent');
+    expect(second.stdout).toBe('');
+
+    const firstResult = await first;
+    expect(firstResult.exitCode).toBe(0);
+    expect(mock.deps.store.state.loginLinks).toHaveLength(20);
+
+    mock.deps.settings.faults.latencyMs = 0;
+    const later = await runCli(renew, { env: env(), home });
+    expect(later.exitCode).toBe(0);
+    expect(later.stderr).toMatch(/login links: 0 generated, 0 failed, 20 skipped/);
+    expect(mock.deps.store.state.loginLinks).toHaveLength(20);
+  });
+});
