@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SummaryLineReporter from './summaryReporter';
 
 export default defineConfig({
   test: {
@@ -6,5 +7,6 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    reporters: ['default', new SummaryLineReporter()],
   },
 });
