@@ -72,6 +72,9 @@ export interface MockSettings {
   faults: FaultSettings;
 }
 
+/** Longest injected latency (`--latency`, `PUT /_mock/faults`): a minute is already past any client's patience. */
+export const MAX_LATENCY_MS = 60_000;
+
 export interface FaultSettings {
   /** Added to every contract request before it is handled. */
   latencyMs: number;

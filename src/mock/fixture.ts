@@ -22,6 +22,15 @@ import {
   text,
 } from '../contract';
 import { sha256Hex } from './crypto';
+import {
+  DEFAULT_FILE_TYPE,
+  ITEM_DESCRIPTION_MAX_CHARACTERS,
+  SUMMARY_MAX_CHARACTERS,
+  TITLE_MAX_CHARACTERS,
+  VIEW_LINK_HOURS,
+  VIEW_LINK_HOURS_RULE,
+  nonBlank,
+} from './recordRules';
 import type { DeliverableRecord, IdKind, MockState, OutstandingItemRecord, UserRecord } from './state';
 
 /**
@@ -32,12 +41,7 @@ import type { DeliverableRecord, IdKind, MockState, OutstandingItemRecord, UserR
  * `+14d`, `-6h`), so a demo data set never goes stale.
  */
 
-const TITLE_MAX_CHARACTERS = 200;
-const SUMMARY_MAX_CHARACTERS = 5000;
-const ITEM_DESCRIPTION_MAX_CHARACTERS = 500;
 const LABEL_MAX_CHARACTERS = 100;
-const VIEW_LINK_HOURS = { min: 1, max: 8760, default: 72 } as const;
-const DEFAULT_FILE_TYPE = 'text/plain';
 
 const RELATIVE_TIME = /^(?:now|([+-])(\d{1,6})([smhd]))$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -49,7 +53,6 @@ function required(rule: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${rule}`);
 }
 
-const nonBlank = (maxCharacters: number) => text(maxCharacters).refine((value) => value.trim().length > 0, 'must not be blank');
 /** A JSON number (not a string: a seed file is written by hand, not sent as a form) in a range. */
 const wholeNumber = (min: number, max: number, rule: string) =>
   z.number({ error: required(rule) }).int(`must be ${rule}`).min(min, `must be ${rule}`).max(max, `must be ${rule}`);
@@ -135,7 +138,7 @@ const DeliverableSchema = object({
   status: oneOf(DELIVERABLE_STATUSES),
   summary: text(SUMMARY_MAX_CHARACTERS).default(''),
   prepared_date: timestamp.optional(),
-  view_link_hours: wholeNumber(VIEW_LINK_HOURS.min, VIEW_LINK_HOURS.max, `an integer from 1 to ${VIEW_LINK_HOURS.max} (hours)`).default(VIEW_LINK_HOURS.default),
+  view_link_hours: wholeNumber(VIEW_LINK_HOURS.min, VIEW_LINK_HOURS.max, VIEW_LINK_HOURS_RULE).default(VIEW_LINK_HOURS.default),
 });
 
 const ProjectSchema = object({

@@ -18,19 +18,20 @@ function loginLinkKind(user: UserRecord): LoginLinkKind {
 }
 
 /**
- * Issues a single-use link for `user`, replacing every earlier link of that user that could still
- * be opened. Only the token's SHA-256 is stored. The caller commits the store.
+ * Issues a single-use link for `user` at `now`, replacing every earlier link of that user that
+ * could still be opened. Only the token's SHA-256 is stored. The caller commits the store, and
+ * passes the instant of its request so that every timestamp of one answer agrees.
  */
 export function issueLoginLink(
   deps: MockDeps,
   user: UserRecord,
-  options: { purpose: LoginLinkPurpose; expiryHours: number; redirectUrl: string | null },
+  options: { purpose: LoginLinkPurpose; expiryHours: number; redirectUrl: string | null; now: Date },
 ): IssuedLoginLink {
-  const now = deps.clock.now();
+  const { now } = options;
   const nowIso = now.toISOString();
   let previousLinksInvalidated = 0;
   for (const link of deps.store.state.loginLinks) {
-    if (link.user_id === user.id && isOpenable(link, now)) {
+    if (link.user_id === user.id && loginLinkState(link, now.getTime()) === 'valid') {
       link.invalidated_at = nowIso;
       previousLinksInvalidated += 1;
     }
@@ -56,9 +57,22 @@ function loginLinkUrl(appUrl: string, kind: LoginLinkKind, token: string): strin
   return `${appUrl}/auth/${kind}/${token}`;
 }
 
+export type LoginLinkState = 'valid' | 'expired' | 'used' | 'replaced';
+
+/**
+ * Whether a link can still be opened at `nowMs`, and if not, why: used, then replaced, then
+ * expired, so that a link used before it expired is reported as used. The landing route, the
+ * replacement of earlier links and the `/_mock/login-links` control all go by this.
+ */
+export function loginLinkState(link: LoginLinkRecordStored, nowMs: number): LoginLinkState {
+  if (link.used_at !== null) return 'used';
+  if (link.invalidated_at !== null) return 'replaced';
+  return Date.parse(link.expires_at) <= nowMs ? 'expired' : 'valid';
+}
+
 export type OpenedLoginLink =
   | { status: 'ok'; account_id: number; user_email: string; redirect_url: string | null }
-  | { status: 'unknown' | 'expired' | 'used' | 'replaced' };
+  | { status: 'unknown' | Exclude<LoginLinkState, 'valid'> };
 
 /**
  * What the app's landing route does with a link: the first opening of a valid link succeeds and
@@ -70,16 +84,11 @@ export async function openLoginLink(deps: MockDeps, kind: LoginLinkKind, token: 
   const link = deps.store.state.loginLinks.find((candidate) => candidate.token_sha256 === digest);
   const user = link && deps.store.state.users.find((candidate) => candidate.id === link.user_id);
   if (!link || !user || loginLinkKind(user) !== kind) return { status: 'unknown' };
-  if (link.used_at !== null) return { status: 'used' };
-  if (link.invalidated_at !== null) return { status: 'replaced' };
   const now = deps.clock.now();
-  if (Date.parse(link.expires_at) <= now.getTime()) return { status: 'expired' };
+  const state = loginLinkState(link, now.getTime());
+  if (state !== 'valid') return { status: state };
 
   link.used_at = now.toISOString();
   await deps.store.commit();
   return { status: 'ok', account_id: link.account_id, user_email: user.email, redirect_url: link.redirect_url };
-}
-
-function isOpenable(link: LoginLinkRecordStored, now: Date): boolean {
-  return link.used_at === null && link.invalidated_at === null && Date.parse(link.expires_at) > now.getTime();
 }

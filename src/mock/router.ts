@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BASE_PATH, endpoints, redactApiKey, type Endpoint, type EndpointName } from '../contract';
-import { authenticate, bearerKey, type Authenticated } from './auth';
+import { z } from 'zod';
+import { BASE_PATH, endpoints, pathId, type Endpoint, type EndpointName } from '../contract';
+import { authenticate, type Authenticated } from './auth';
 import type { MockDeps } from './deps';
 import { MockError, parseOrThrow } from './errors';
 import { applyFaults, hasFaults, type RandomSource } from './faults';
@@ -9,9 +10,7 @@ import type { RateLimiter } from './rateLimit';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller as far as it is known, for the request log; null before authentication. */
-    mockCaller: { apiKey: string | null; partnerId: number | null } | null;
-    /** The partner and key behind the request, once authenticated; spread into the handler's input. */
+    /** The partner and key behind the request, once authenticated; spread into the handler's input and logged. */
     mockAuth: Authenticated | null;
   }
 }
@@ -30,74 +29,127 @@ type AnyHandler = (input: Record<string, unknown>, deps: MockDeps) => unknown;
  * (endpoints with a permission), then the rate limit, all before the body is read, so a caller
  * without a valid key learns nothing from how its body was judged; then the media type, path and
  * query (`INVALID_PARAMETERS`), the JSON body (`VALIDATION_ERROR`), and finally the handler.
+ *
+ * Every request of the service runs through here, so the common case is kept cheap: an operation
+ * without a body (GET) does all of it in its handler, synchronously unless a fault or the handler
+ * itself needs to wait; only operations with a body use an `onRequest` hook, to refuse the caller
+ * before the body is read.
  */
 export function registerContractRoutes(app: FastifyInstance, deps: MockDeps, handlers: Handlers, options: RouterOptions): void {
-  app.decorateRequest('mockCaller', null);
   app.decorateRequest('mockAuth', null);
 
   for (const [name, endpoint] of Object.entries(endpoints) as Array<[EndpointName, Endpoint]>) {
     const handler = handlers[name] as unknown as AnyHandler;
-    app.route({
-      method: endpoint.method,
-      url: BASE_PATH + endpoint.path,
-      // A callback hook, not an async one: this runs on every request, and most need no await.
-      onRequest: (request, reply, done) => {
-        const { authorization } = request.headers;
-        request.mockCaller = { apiKey: authorization === undefined ? null : redactApiKey(bearerKey(authorization) ?? authorization), partnerId: null };
-        if (!hasFaults(deps.settings.faults)) return done(admitCaller(request, reply, endpoint, deps, options.limiter));
-        applyFaults(deps.settings.faults, options.random, request, reply).then(
-          (proceed) => done(proceed ? admitCaller(request, reply, endpoint, deps, options.limiter) : undefined),
-          (error: Error) => done(error),
-        );
-      },
-      ...(endpoint.method === 'POST'
-        ? {
-            preParsing: async (request: FastifyRequest, _reply: unknown, payload: unknown) => {
-              checkMediaType(request, endpoint);
-              return payload;
-            },
-          }
-        : {}),
-      handler: async (request, reply) => {
-        const input = {
-          params: endpoint.params ? parseOrThrow(endpoint.params, request.params, 'INVALID_PARAMETERS') : undefined,
+    const parseParams = paramsParser(endpoint.params);
+    const send = (reply: FastifyReply, result: unknown) => {
+      if (options.validateResponses) checkResponse(name, endpoint, result);
+      reply.code(endpoint.successStatus).send(result);
+    };
+    const answer = (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined => {
+      const result = handler(
+        {
+          params: parseParams(request.params),
           query: endpoint.query ? parseOrThrow(endpoint.query, request.query, 'INVALID_PARAMETERS') : undefined,
           // An absent body is an empty object: every field of the login-link request is optional.
           body: endpoint.body && !endpoint.multipart ? parseOrThrow(endpoint.body, request.body === undefined ? {} : request.body, 'VALIDATION_ERROR') : undefined,
           request,
           reply,
-          ...(request.mockAuth ?? {}),
-        };
-        const result = await handler(input, deps);
-        if (options.validateResponses) checkResponse(name, endpoint, result);
-        return reply.code(endpoint.successStatus).send(result);
+          ...request.mockAuth,
+        },
+        deps,
+      );
+      if (result instanceof Promise) return result.then((value) => send(reply, value));
+      send(reply, result);
+      return undefined;
+    };
+    const admit = (request: FastifyRequest, reply: FastifyReply) => admitCaller(request, reply, endpoint, deps, options.limiter);
+
+    if (endpoint.method === 'GET') {
+      app.route({
+        method: endpoint.method,
+        url: BASE_PATH + endpoint.path,
+        handler(request, reply) {
+          if (hasFaults(deps.settings.faults)) {
+            return applyFaults(deps.settings.faults, options.random, request, reply).then((proceed) => {
+              if (!proceed) return undefined;
+              admit(request, reply);
+              return answer(request, reply);
+            });
+          }
+          admit(request, reply);
+          return answer(request, reply);
+        },
+      });
+      continue;
+    }
+    app.route({
+      method: endpoint.method,
+      url: BASE_PATH + endpoint.path,
+      onRequest: (request, reply, done) => {
+        if (!hasFaults(deps.settings.faults)) return done(tryAdmit(admit, request, reply));
+        applyFaults(deps.settings.faults, options.random, request, reply).then(
+          (proceed) => done(proceed ? tryAdmit(admit, request, reply) : undefined),
+          (error: Error) => done(error),
+        );
       },
+      preParsing: async (request, _reply, payload) => {
+        checkMediaType(request, endpoint);
+        return payload;
+      },
+      handler: answer,
     });
   }
 }
 
 /**
- * Authenticates the caller (endpoints with a permission) and counts it against its rate limits.
- * Returns the failure rather than throwing it, for the hook's callback.
+ * Authenticates the caller (endpoints with a permission) and counts it against its rate limits,
+ * setting the `X-RateLimit-*` headers; throws the contract's error otherwise.
  */
-function admitCaller(request: FastifyRequest, reply: FastifyReply, endpoint: Endpoint, deps: MockDeps, limiter: RateLimiter): Error | undefined {
-  if (endpoint.permission === undefined) return undefined;
+function admitCaller(request: FastifyRequest, reply: FastifyReply, endpoint: Endpoint, deps: MockDeps, limiter: RateLimiter): void {
+  if (endpoint.permission === undefined) return;
+  const auth = authenticate(deps, request.headers.authorization, endpoint.permission);
+  request.mockAuth = auth;
+  const status = limiter.admit(auth.apiKey.key_sha256);
+  if (status) {
+    reply.header('x-ratelimit-limit', status.limit);
+    reply.header('x-ratelimit-remaining', status.remaining);
+    reply.header('x-ratelimit-reset', status.resetEpochSeconds);
+  }
+}
+
+/** For a hook's callback: the failure returned rather than thrown. */
+function tryAdmit(admit: (request: FastifyRequest, reply: FastifyReply) => void, request: FastifyRequest, reply: FastifyReply): Error | undefined {
   try {
-    const auth = authenticate(deps, request.headers.authorization, endpoint.permission);
-    request.mockAuth = auth;
-    request.mockCaller!.partnerId = auth.partner.id;
-    const status = limiter.admit(auth.apiKey.key_sha256);
-    if (status) {
-      reply.headers({
-        'x-ratelimit-limit': status.limit,
-        'x-ratelimit-remaining': status.remaining,
-        'x-ratelimit-reset': status.resetEpochSeconds,
-      });
-    }
+    admit(request, reply);
     return undefined;
   } catch (error) {
     return error as Error;
   }
+}
+
+const CANONICAL_PATH_ID = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * Parses path parameters with the endpoint's schema. Every path parameter of the contract is a
+ * `pathId`, and nearly every request spells it plainly (`/accounts/1001`): that case is read
+ * without zod, which costs more than the rest of a request's own work; anything else (`007`, `x`,
+ * too large) goes through the schema, for the same result and the same error.
+ */
+function paramsParser(schema: z.ZodType | undefined): (params: unknown) => unknown {
+  if (schema === undefined) return () => undefined;
+  const names = schema instanceof z.ZodObject && Object.values(schema.shape).every((field) => field === pathId) ? Object.keys(schema.shape) : undefined;
+  const slow = (params: unknown) => parseOrThrow(schema, params, 'INVALID_PARAMETERS');
+  if (names === undefined) return slow;
+  return (params) => {
+    const parsed: Record<string, number> = {};
+    for (const name of names) {
+      const value = (params as Record<string, string | undefined>)[name];
+      const id = value !== undefined && CANONICAL_PATH_ID.test(value) ? Number(value) : NaN;
+      if (!(id <= Number.MAX_SAFE_INTEGER)) return slow(params);
+      parsed[name] = id;
+    }
+    return parsed;
+  };
 }
 
 const JSON_MEDIA_TYPE = 'application/json';

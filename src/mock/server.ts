@@ -1,7 +1,8 @@
 import type { AddressInfo, Socket } from 'node:net';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { BASE_PATH, type Permission } from '../contract';
+import { BASE_PATH, redactApiKey, type Permission } from '../contract';
+import { bearerKey } from './auth';
 import { registerAppRoutes } from './appRoutes';
 import { createClock } from './clock';
 import { sha256Hex } from './crypto';
@@ -9,7 +10,7 @@ import { registerControls } from './controls';
 import { BlobTooLargeError, type FaultSettings, type MockDeps, type MockSettings, type RateLimitWindow } from './deps';
 import { MockError } from './errors';
 import type { RandomSource } from './faults';
-import type { Fixture } from './fixture';
+import { resolveTimestamp, type Fixture } from './fixture';
 import { createRateLimiter, type RateLimiter } from './rateLimit';
 import { createRequestLog } from './requestLog';
 import { createRouteIndex, notFoundOrWrongMethod, registerContractRoutes } from './router';
@@ -17,6 +18,8 @@ import { handlers } from './routes';
 import { DEMO_FIXTURE } from './seed';
 import type { MockState } from './state';
 import { openStore } from './store';
+
+export { DataDirError } from './store';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 4010;
@@ -103,7 +106,7 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
     deps,
     baseUrl: settings.baseUrl,
     appUrl: settings.appUrl,
-    keys: printedKeys(fixture, store.state),
+    keys: printedKeys(fixture, store.state, deps.clock.now()),
     async close() {
       await server.close();
       await store.close();
@@ -111,18 +114,23 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
   };
 }
 
-/** The fixture's plain keys, with expiry as the state holds it (a fixture may give it relative to start-up). */
-function printedKeys(fixture: Fixture, state: MockState): PrintedApiKey[] {
+/**
+ * The fixture's plain keys, each with its expiry as an ISO timestamp even where the fixture gives
+ * it relative to loading (`-30d`): the state's record when the state holds the key, else (a saved
+ * state seeded from another fixture) the fixture's value resolved against the virtual clock.
+ */
+function printedKeys(fixture: Fixture, state: MockState, now: Date): PrintedApiKey[] {
   return fixture.partners.flatMap((partner) =>
     partner.api_keys.map((apiKey) => {
       const digest = sha256Hex(apiKey.key);
       const stored = state.apiKeys.find((record) => record.key_sha256 === digest);
+      const expiresAt = stored ? stored.expires_at : apiKey.expires_at === null ? null : (resolveTimestamp(apiKey.expires_at, now) ?? null);
       return {
         key: apiKey.key,
         label: apiKey.label,
         partner_id: partner.id,
         permissions: [...apiKey.permissions],
-        expires_at: stored?.expires_at ?? null,
+        expires_at: expiresAt,
       };
     }),
   );
@@ -189,10 +197,15 @@ function recordRequest(deps: MockDeps, request: FastifyRequest, reply: FastifyRe
     method: request.method,
     path: request.url,
     status: reply.statusCode,
-    api_key: request.mockCaller?.apiKey ?? null,
-    partner_id: request.mockCaller?.partnerId ?? null,
+    api_key: loggedApiKey(request.headers.authorization),
+    partner_id: request.mockAuth?.partner.id ?? null,
     duration_ms: Math.round(reply.elapsedTime),
   });
+}
+
+/** The caller's key as the log shows it: redacted, whether or not it was valid. */
+function loggedApiKey(authorization: string | undefined): string | null {
+  return authorization === undefined ? null : redactApiKey(bearerKey(authorization) ?? authorization);
 }
 
 function sendMockError(reply: FastifyReply, error: MockError): FastifyReply {

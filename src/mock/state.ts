@@ -148,7 +148,7 @@ export interface OutboxEmail {
   subject: string;
   body: string;
   /** What the email was for: a login link, or a spouse invitation at account creation. */
-  kind: 'login_link' | 'spouse_invitation' | 'account_created';
+  kind: 'login_link' | 'spouse_invitation';
   account_id: number;
   partner_branded: boolean;
   sent_at: string;

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { createBlobStore, type DirectoryBlobStore } from './blobStore';
 import type { MockStore } from './deps';
 import { stateFromFixture, type Fixture } from './fixture';
-import { createCommitQueue, lockDataDir, readStateFile, removeStateLeftovers, writeStateFile } from './persistence';
+import { createCommitQueue, DataDirError, lockDataDir, readStateFile, removeStateLeftovers, writeStateFile } from './persistence';
 import type { IdKind, MockState } from './state';
 
-export { DataDirError } from './persistence';
+export { DataDirError };
 
 export interface StoreOptions {
   /** What a fresh store (and a reset) starts from. */
@@ -43,7 +43,9 @@ async function openInMemoryStore(fixture: Fixture): Promise<MockStore> {
 
 async function openDataDirStore(fixture: Fixture, dataDir: string): Promise<MockStore> {
   const blobDirectory = join(dataDir, BLOB_DIRECTORY);
-  await mkdir(blobDirectory, { recursive: true });
+  await mkdir(blobDirectory, { recursive: true }).catch((error: unknown) => {
+    throw new DataDirError(`${dataDir}: cannot be used as a data directory (${error instanceof Error ? error.message : String(error)})`);
+  });
   const unlock = await lockDataDir(dataDir);
   try {
     const blobs = createBlobStore(blobDirectory, { durable: true });

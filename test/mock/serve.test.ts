@@ -67,11 +67,12 @@ describe('serve flags', () => {
 });
 
 describe('taxprep serve --mock (in process)', () => {
+  const ctx = { io: { stdout: process.stdout, stderr: process.stderr }, globals: { json: true } } as unknown as Context;
+
   it('reports a port in use as a usage error naming the port', async () => {
     const blocker: Server = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as { port: number }).port;
-    const ctx = { io: { stdout: process.stdout, stderr: process.stderr }, globals: { json: true } } as unknown as Context;
     try {
       const failure = run(ctx, parse({ port: String(port) }));
       await expect(failure).rejects.toThrow(UsageError);
@@ -79,6 +80,22 @@ describe('taxprep serve --mock (in process)', () => {
     } finally {
       blocker.close();
     }
+  });
+
+  it('reports a damaged state file as a usage error naming --data-dir, the file and the problem', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'taxprep-data-'));
+    writeFileSync(join(dataDir, 'state.json'), '{"state": ');
+    const failure = run(ctx, parse({ port: '0', dataDir }));
+    await expect(failure).rejects.toThrow(UsageError);
+    await expect(failure).rejects.toThrow(`--data-dir: ${join(dataDir, 'state.json')}: a damaged state file (invalid JSON)`);
+  });
+
+  it('reports a --data-dir that is a file as a usage error naming it', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'taxprep-data-')), 'not-a-directory');
+    writeFileSync(file, 'x');
+    const failure = run(ctx, parse({ port: '0', dataDir: file }));
+    await expect(failure).rejects.toThrow(UsageError);
+    await expect(failure).rejects.toThrow(`--data-dir: ${file}: cannot be used as a data directory`);
   });
 });
 

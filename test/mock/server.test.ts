@@ -1,6 +1,10 @@
+import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JSON_BODY_MAX_BYTES } from '../../src/mock/server';
+import { parseFixture } from '../../src/mock/fixture';
+import { createMockServer, JSON_BODY_MAX_BYTES } from '../../src/mock/server';
 import { send, startMock, type RunningMock } from '../helpers/mock';
 
 let mock: RunningMock;
@@ -206,5 +210,36 @@ describe('request log', () => {
     mock.deps.requestLog.clear();
     await mock.request(`/accounts/${accountId}`, { key: 'not-a-key' });
     expect(mock.deps.requestLog.entries()[0]).toMatchObject({ status: 401, api_key: '(malformed key, hidden)', partner_id: null });
+  });
+});
+
+describe('keys printed at start-up', () => {
+  const DAY_MS = 86_400_000;
+  const fixtureWithKey = (key: string, expiresAt: string) =>
+    parseFixture({ partners: [{ id: 1, name: 'Solo', api_keys: [{ key, label: 'main', expires_at: expiresAt }] }] });
+  const expectDaysFromNow = (printed: string | null, days: number) => {
+    expect(printed).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(printed!) - (Date.now() + days * DAY_MS))).toBeLessThan(60_000);
+  };
+
+  it('gives a relative expiry of the fixture as the timestamp it resolved to', async () => {
+    const server = await createMockServer({ fixture: fixtureWithKey('tpk_printedKeyRelative000001', '-30d'), port: 0 });
+    try {
+      expectDaysFromNow(server.keys[0]!.expires_at, -30);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('resolves a relative expiry too when a saved state from another fixture holds other keys', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'taxprep-keys-'));
+    const first = await createMockServer({ fixture: fixtureWithKey('tpk_printedKeyFirstRun0000001', '+1d'), dataDir, port: 0 });
+    await first.close();
+    const second = await createMockServer({ fixture: fixtureWithKey('tpk_printedKeySecondRun000001', '+14d'), dataDir, port: 0 });
+    try {
+      expectDaysFromNow(second.keys[0]!.expires_at, 14);
+    } finally {
+      await second.close();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { PERMISSIONS } from '../../contract/endpoints';
 import type { Context } from '../../context';
 import { UsageError } from '../../errors';
 import { definedOnly } from '../parseFlags';
-import type { FaultSettings, RateLimitWindow } from '../../mock/deps';
+import { MAX_LATENCY_MS, type FaultSettings, type RateLimitWindow } from '../../mock/deps';
 import type { MockServer, PrintedApiKey } from '../../mock/server';
 import type { RawInvocation } from '../types';
 
@@ -16,8 +16,6 @@ export interface ServeOptions {
   uploadMaxBytes: number | undefined;
   faults: Partial<FaultSettings>;
 }
-
-const MAX_LATENCY_MS = 60_000;
 
 export function parseOptions(raw: RawInvocation): ServeOptions {
   const flags = raw.flags;
@@ -105,7 +103,7 @@ export function parseSize(value: string): number {
 }
 
 export async function run(ctx: Context, options: ServeOptions): Promise<number> {
-  const { createMockServer, DEFAULT_HOST, DEFAULT_PORT } = await import('../../mock/server');
+  const { createMockServer, DataDirError, DEFAULT_HOST, DEFAULT_PORT } = await import('../../mock/server');
   const fixture = options.seedPath === undefined ? undefined : await loadSeed(options.seedPath);
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
@@ -119,6 +117,8 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
       onInternalError: (error) => ctx.io.stderr.write(`mock: unexpected failure (answered 500): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
     });
   } catch (error) {
+    // A data directory that cannot be used (unreadable, damaged, in use) is the user's to fix, like a bad flag.
+    if (error instanceof DataDirError) throw new UsageError(`--data-dir: ${error.message}`);
     throw listenError(error, host, port) ?? error;
   }
 

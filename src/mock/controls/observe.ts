@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { email, pathId } from '../../contract';
-import type { LoginLinkRecordStored, MockState } from '../state';
+import { loginLinkState } from '../loginLinks';
+import type { MockState } from '../state';
 import { control } from './control';
 
 /** Controls that show what the service received and what it would have sent. */
@@ -50,8 +51,6 @@ const clearOutbox = control({
   },
 });
 
-export type LoginLinkState = 'valid' | 'expired' | 'used' | 'replaced';
-
 const listLoginLinks = control({
   method: 'GET',
   path: '/login-links',
@@ -82,13 +81,6 @@ const listLoginLinks = control({
 });
 
 export const observeControls = [listRequests, clearRequests, listOutbox, clearOutbox, listLoginLinks];
-
-/** The same order of reasons the landing route gives: used, then replaced, then expired. */
-export function loginLinkState(link: LoginLinkRecordStored, nowMs: number): LoginLinkState {
-  if (link.used_at !== null) return 'used';
-  if (link.invalidated_at !== null) return 'replaced';
-  return Date.parse(link.expires_at) <= nowMs ? 'expired' : 'valid';
-}
 
 function emailOfUser(state: MockState, userId: number): string {
   return state.users.find((user) => user.id === userId)?.email ?? '';

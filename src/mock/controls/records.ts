@@ -4,6 +4,7 @@ import {
   ACCOUNT_STATUSES,
   DELIVERABLE_STATUSES,
   DOCUMENT_MEDIA_TYPES,
+  FILENAME_MAX_CHARACTERS,
   OUTSTANDING_ITEM_PRIORITIES,
   OUTSTANDING_ITEM_TYPES,
   PROJECT_STATUSES,
@@ -13,6 +14,15 @@ import {
   text,
 } from '../../contract';
 import { MockError } from '../errors';
+import {
+  DEFAULT_FILE_TYPE,
+  ITEM_DESCRIPTION_MAX_CHARACTERS,
+  SUMMARY_MAX_CHARACTERS,
+  TITLE_MAX_CHARACTERS,
+  VIEW_LINK_HOURS,
+  VIEW_LINK_HOURS_RULE,
+  nonBlank,
+} from '../recordRules';
 import { deliverableListItemOf, projectOfDeliverable } from '../routes/deliverables';
 import { documentOf } from '../routes/documents';
 import { projectStatusOf } from '../routes/projects';
@@ -21,14 +31,9 @@ import { control, idParams, unknownRecord } from './control';
 
 /** Controls that move the service's records where a real back office would: statuses, progress, items, deliverables. */
 
-const TITLE_MAX_CHARACTERS = 200;
-const SUMMARY_MAX_CHARACTERS = 5000;
-const ITEM_DESCRIPTION_MAX_CHARACTERS = 500;
 const DELIVERABLE_CONTENT_MAX_CHARACTERS = 1_000_000;
-const DEFAULT_VIEW_LINK_HOURS = 72;
 
-const nonBlank = (maxCharacters: number) => text(maxCharacters).refine((value) => value.trim().length > 0, 'must not be blank');
-const viewLinkHours = integer(1, 8760, 'an integer from 1 to 8760 (hours)');
+const viewLinkHours = integer(VIEW_LINK_HOURS.min, VIEW_LINK_HOURS.max, VIEW_LINK_HOURS_RULE);
 const timestamp = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp such as 2026-04-15T00:00:00Z' });
 const atLeastOneField = (value: object) => Object.keys(value).length > 0;
 const NOTHING_TO_CHANGE = { error: 'must give at least one field to change' };
@@ -121,10 +126,10 @@ const addDeliverable = control({
     title: nonBlank(TITLE_MAX_CHARACTERS),
     status: oneOf(DELIVERABLE_STATUSES).default('draft'),
     summary: text(SUMMARY_MAX_CHARACTERS).default(''),
-    filename: nonBlank(TITLE_MAX_CHARACTERS).optional(),
-    file_type: oneOf(DOCUMENT_MEDIA_TYPES).default('text/plain'),
+    filename: nonBlank(FILENAME_MAX_CHARACTERS).optional(),
+    file_type: oneOf(DOCUMENT_MEDIA_TYPES).default(DEFAULT_FILE_TYPE),
     content: text(DELIVERABLE_CONTENT_MAX_CHARACTERS).optional(),
-    view_link_hours: viewLinkHours.default(DEFAULT_VIEW_LINK_HOURS),
+    view_link_hours: viewLinkHours.default(VIEW_LINK_HOURS.default),
   }),
   successStatus: 201,
   async handle({ params, body }, deps) {

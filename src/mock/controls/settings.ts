@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { integer } from '../../contract';
-import type { MockDeps } from '../deps';
+import { MAX_LATENCY_MS, type MockDeps } from '../deps';
 import { control } from './control';
 
 /** Controls of the mock itself: reset, the virtual clock, fault injection and rate limits. */
 
 const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
-const MAX_LATENCY_MS = 60_000;
 const MAX_RATE_LIMIT_WINDOWS = 5;
 const DURATION_UNITS_SECONDS = { d: 86_400, h: 3600, m: 60, s: 1 } as const;
 const DURATION_PATTERN = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;

@@ -58,12 +58,19 @@ function newUser(deps: MockDeps, account: AccountRecord, role: UserRecord['role'
 }
 
 /** Adds the spouse: invited (a 7-day link, in the answer and by email) unless `send_invitation` is false. */
-function addSpouse(deps: MockDeps, account: AccountRecord, primary: UserRecord, partner: PartnerRecord, person: Person & { send_invitation?: boolean | undefined }) {
+function addSpouse(
+  deps: MockDeps,
+  now: Date,
+  account: AccountRecord,
+  primary: UserRecord,
+  partner: PartnerRecord,
+  person: Person & { send_invitation?: boolean | undefined },
+) {
   const invite = person.send_invitation ?? true;
   const spouse = newUser(deps, account, 'spouse', person, invite ? 'invited' : 'pending');
   const created = { id: spouse.id, email: spouse.email, first_name: spouse.first_name, last_name: spouse.last_name, status: spouse.spouse_status! };
   if (!invite) return created;
-  const link = issueLoginLink(deps, spouse, { purpose: 'additional_user', expiryHours: ACCOUNT_LINK_HOURS, redirectUrl: null });
+  const link = issueLoginLink(deps, spouse, { purpose: 'additional_user', expiryHours: ACCOUNT_LINK_HOURS, redirectUrl: null, now });
   sendSpouseInvitation(deps, { spouse, primary, partner, loginLink: link.url, expiresAt: link.record.expires_at });
   return { ...created, login_link: link.url, login_link_expires_at: link.record.expires_at };
 }
@@ -77,6 +84,8 @@ export const accountHandlers: Pick<Handlers, 'createAccount' | 'getAccount'> = {
     rejectDuplicate(state, body.email);
     if (body.spouse) rejectDuplicate(state, body.spouse.email);
 
+    // One instant for the whole creation: the links' expiry is exactly 7 days after created_at.
+    const now = deps.clock.now();
     const account: AccountRecord = {
       id: deps.store.nextId('account'),
       partner_id: partner.id,
@@ -84,13 +93,13 @@ export const accountHandlers: Pick<Handlers, 'createAccount' | 'getAccount'> = {
       first_name: body.first_name,
       last_name: body.last_name,
       status: 'active',
-      created_at: deps.clock.nowIso(),
+      created_at: now.toISOString(),
     };
     state.accounts.push(account);
     const primary = newUser(deps, account, 'primary', body, null);
     // The primary's link is handed to the partner in the answer, not emailed (README, "Contract notes").
-    const primaryLink = issueLoginLink(deps, primary, { purpose: 'initial_access', expiryHours: ACCOUNT_LINK_HOURS, redirectUrl: null });
-    const spouse = body.spouse ? addSpouse(deps, account, primary, partner, body.spouse) : undefined;
+    const primaryLink = issueLoginLink(deps, primary, { purpose: 'initial_access', expiryHours: ACCOUNT_LINK_HOURS, redirectUrl: null, now });
+    const spouse = body.spouse ? addSpouse(deps, now, account, primary, partner, body.spouse) : undefined;
     await deps.store.commit();
 
     return {

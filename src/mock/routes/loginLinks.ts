@@ -54,7 +54,7 @@ export const loginLinkHandlers: Pick<Handlers, 'createLoginLink'> = {
     }
 
     const purpose = body.purpose ?? 'expired_link';
-    const issued = issueLoginLink(deps, user, { purpose, expiryHours, redirectUrl });
+    const issued = issueLoginLink(deps, user, { purpose, expiryHours, redirectUrl, now: deps.clock.now() });
     const notify = body.send_notification ?? true;
     if (notify) {
       sendLoginLinkEmail(deps, { user, partner, loginLink: issued.url, expiresAt: issued.record.expires_at }, body.notification_settings);
