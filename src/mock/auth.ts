@@ -32,11 +32,11 @@ export function authenticate(deps: MockDeps, authorization: string | undefined, 
   }
   if (!isWellFormedApiKey(key)) throw invalidKey('The API key is malformed.', true);
 
-  const apiKey = findKey(deps.store.state.apiKeys, hash('sha256', key, 'buffer'));
+  const apiKey = findKey(deps.store.state.apiKeys, presentedDigest(key));
   const partner = apiKey && deps.store.state.partners.find((candidate) => candidate.id === apiKey.partner_id);
   if (!apiKey || !partner) throw invalidKey('The API key is not valid.', false);
 
-  if (apiKey.expires_at !== null && Date.parse(apiKey.expires_at) <= deps.clock.now().getTime()) {
+  if (apiKey.expires_at !== null && Date.parse(apiKey.expires_at) <= deps.clock.nowMs()) {
     throw new MockError('EXPIRED_API_KEY', `The API key expired at ${apiKey.expires_at}. Ask the service operator for a new key.`, undefined, CHALLENGE);
   }
   if (!apiKey.permissions.includes(permission)) {
@@ -55,6 +55,25 @@ function storedDigest(record: ApiKeyRecord): Buffer {
   if (!digest) {
     digest = Buffer.from(record.key_sha256, 'hex');
     storedDigests.set(record, digest);
+  }
+  return digest;
+}
+
+/**
+ * The SHA-256 of a presented key, remembered for the few keys a mock sees: hashing is the largest
+ * cost of authenticating, and the same key comes with every request of a client. The remembered
+ * digest is still compared with every stored one in constant time. Forgotten wholesale when full,
+ * so a caller trying many keys cannot grow it.
+ */
+const presentedDigests = new Map<string, Buffer>();
+const PRESENTED_DIGESTS_MAX = 256;
+
+function presentedDigest(key: string): Buffer {
+  let digest = presentedDigests.get(key);
+  if (!digest) {
+    if (presentedDigests.size >= PRESENTED_DIGESTS_MAX) presentedDigests.clear();
+    digest = hash('sha256', key, 'buffer');
+    presentedDigests.set(key, digest);
   }
   return digest;
 }

@@ -8,17 +8,19 @@ import type { MockClock, MockStore } from './deps';
 export function createClock(store: MockStore, realNow: () => number = Date.now): MockClock {
   let latest = 0;
   let stateOfLatest = store.state;
-  const now = () => {
+  const nowMs = () => {
     // A reset starts a new state (and a new offset): the old high-water mark no longer applies.
     if (store.state !== stateOfLatest) {
       stateOfLatest = store.state;
       latest = 0;
     }
     latest = Math.max(latest, realNow() + store.state.clockOffsetMs);
-    return new Date(latest);
+    return latest;
   };
+  const now = () => new Date(nowMs());
   return {
     now,
+    nowMs,
     nowIso: () => now().toISOString(),
     async advance(milliseconds) {
       if (!Number.isFinite(milliseconds) || milliseconds < 0) {

@@ -49,6 +49,8 @@ export class BlobTooLargeError extends Error {
 /** The virtual clock: real time plus the store's `clockOffsetMs`, so it survives a restart. */
 export interface MockClock {
   now(): Date;
+  /** `now()` in milliseconds since the epoch, without creating a Date. */
+  nowMs(): number;
   nowIso(): string;
   /** Moves the clock forward (never backward) and commits the offset. */
   advance(milliseconds: number): Promise<void>;
@@ -88,15 +90,32 @@ export interface RequestLogEntry {
   at: string;
   method: string;
   path: string;
-  status: number;
+  /** null: an injected fault dropped the connection without an answer. */
+  status: number | null;
   /** Redacted key (prefix and last 4), when one was sent. */
   api_key: string | null;
   partner_id: number | null;
   duration_ms: number;
 }
 
+/**
+ * A request as the log records it: the raw facts, cheap to take on every request. They become a
+ * `RequestLogEntry` (timestamp formatted, key redacted) only when the log is read.
+ */
+export interface RecordedRequest {
+  atMs: number;
+  method: string;
+  path: string;
+  /** The status answered; null when an injected fault dropped the connection without an answer. */
+  status: number | null;
+  /** The `Authorization` header as sent; only its redacted form ever leaves the log. */
+  authorization: string | undefined;
+  partner_id: number | null;
+  duration_ms: number;
+}
+
 export interface RequestLog {
-  record(entry: RequestLogEntry): void;
+  record(request: RecordedRequest): void;
   entries(): RequestLogEntry[];
   clear(): void;
 }

@@ -47,7 +47,7 @@ export function createRateLimiter(settings: MockSettings, clock: MockClock, curr
       if (windows.length === 0) return undefined;
       if (signature(windows) !== countedFor || currentState() !== countedState) reset();
 
-      const nowMs = clock.now().getTime();
+      const nowMs = clock.nowMs();
       const current = currentCounts(counts, keyId, windows, nowMs);
       const exceeded = windows
         .map((window, index) => ({ window, resetMs: windowEndMs(window, nowMs), count: current[index]!.count }))

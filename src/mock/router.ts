@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { z } from 'zod';
 import { BASE_PATH, endpoints, pathId, type Endpoint, type EndpointName } from '../contract';
 import { authenticate, type Authenticated } from './auth';
@@ -7,6 +8,7 @@ import { MockError, parseOrThrow } from './errors';
 import { applyFaults, hasFaults, type RandomSource } from './faults';
 import type { Handlers } from './handler';
 import type { RateLimiter } from './rateLimit';
+import { logAnswer } from './requestLog';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,66 +41,85 @@ export function registerContractRoutes(app: FastifyInstance, deps: MockDeps, han
   app.decorateRequest('mockAuth', null);
 
   for (const [name, endpoint] of Object.entries(endpoints) as Array<[EndpointName, Endpoint]>) {
-    const handler = handlers[name] as unknown as AnyHandler;
-    const parseParams = paramsParser(endpoint.params);
-    const send = (reply: FastifyReply, result: unknown) => {
-      if (options.validateResponses) checkResponse(name, endpoint, result);
-      reply.code(endpoint.successStatus).send(result);
-    };
-    const answer = (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined => {
-      const result = handler(
-        {
-          params: parseParams(request.params),
-          query: endpoint.query ? parseOrThrow(endpoint.query, request.query, 'INVALID_PARAMETERS') : undefined,
-          // An absent body is an empty object: every field of the login-link request is optional.
-          body: endpoint.body && !endpoint.multipart ? parseOrThrow(endpoint.body, request.body === undefined ? {} : request.body, 'VALIDATION_ERROR') : undefined,
-          request,
-          reply,
-          ...request.mockAuth,
-        },
-        deps,
-      );
-      if (result instanceof Promise) return result.then((value) => send(reply, value));
-      send(reply, result);
-      return undefined;
-    };
-    const admit = (request: FastifyRequest, reply: FastifyReply) => admitCaller(request, reply, endpoint, deps, options.limiter);
-
-    if (endpoint.method === 'GET') {
-      app.route({
-        method: endpoint.method,
-        url: BASE_PATH + endpoint.path,
-        handler(request, reply) {
-          if (hasFaults(deps.settings.faults)) {
-            return applyFaults(deps.settings.faults, options.random, request, reply).then((proceed) => {
-              if (!proceed) return undefined;
-              admit(request, reply);
-              return answer(request, reply);
-            });
-          }
-          admit(request, reply);
-          return answer(request, reply);
-        },
-      });
+    const route = contractRoute(name, endpoint, handlers[name] as unknown as AnyHandler, deps, options);
+    if (!endpoint.multipart) {
+      app.route(route);
       continue;
     }
-    app.route({
-      method: endpoint.method,
-      url: BASE_PATH + endpoint.path,
-      onRequest: (request, reply, done) => {
-        if (!hasFaults(deps.settings.faults)) return done(tryAdmit(admit, request, reply));
-        applyFaults(deps.settings.faults, options.random, request, reply).then(
-          (proceed) => done(proceed ? tryAdmit(admit, request, reply) : undefined),
-          (error: Error) => done(error),
-        );
-      },
-      preParsing: async (request, _reply, payload) => {
-        checkMediaType(request, endpoint);
-        return payload;
-      },
-      handler: answer,
+    // The multipart parser, and the request fields it adds, only where files are uploaded: every
+    // other request of the service is built faster without them.
+    void app.register(async (uploads) => {
+      await uploads.register(multipart, { limits: { fileSize: deps.settings.uploadMaxBytes } });
+      uploads.route(route);
     });
   }
+}
+
+function contractRoute(name: EndpointName, endpoint: Endpoint, handler: AnyHandler, deps: MockDeps, options: RouterOptions): RouteOptions {
+  const parseParams = paramsParser(endpoint.params);
+  const send = (request: FastifyRequest, reply: FastifyReply, result: unknown) => {
+    if (options.validateResponses) checkResponse(name, endpoint, result);
+    logAnswer(deps, request, reply, endpoint.successStatus);
+    reply.code(endpoint.successStatus).send(result);
+  };
+  const answer = (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined => {
+    const result = handler(
+      {
+        params: parseParams(request.params),
+        query: endpoint.query ? parseOrThrow(endpoint.query, request.query, 'INVALID_PARAMETERS') : undefined,
+        // An absent body is an empty object: every field of the login-link request is optional.
+        body: endpoint.body && !endpoint.multipart ? parseOrThrow(endpoint.body, request.body === undefined ? {} : request.body, 'VALIDATION_ERROR') : undefined,
+        request,
+        reply,
+        ...request.mockAuth,
+      },
+      deps,
+    );
+    if (result instanceof Promise) return result.then((value) => send(request, reply, value));
+    send(request, reply, result);
+    return undefined;
+  };
+  const admit = (request: FastifyRequest, reply: FastifyReply) => admitCaller(request, reply, endpoint, deps, options.limiter);
+  const faults = (request: FastifyRequest, reply: FastifyReply) =>
+    applyFaults(deps.settings.faults, options.random, request, reply).then((proceed) => {
+      if (!proceed) logAnswer(deps, request, reply, null);
+      return proceed;
+    });
+  const url = BASE_PATH + endpoint.path;
+
+  if (endpoint.method === 'GET') {
+    return {
+      method: endpoint.method,
+      url,
+      handler(request, reply) {
+        if (hasFaults(deps.settings.faults)) {
+          return faults(request, reply).then((proceed) => {
+            if (!proceed) return undefined;
+            admit(request, reply);
+            return answer(request, reply);
+          });
+        }
+        admit(request, reply);
+        return answer(request, reply);
+      },
+    };
+  }
+  return {
+    method: endpoint.method,
+    url,
+    onRequest: (request, reply, done) => {
+      if (!hasFaults(deps.settings.faults)) return done(tryAdmit(admit, request, reply));
+      faults(request, reply).then(
+        (proceed) => done(proceed ? tryAdmit(admit, request, reply) : undefined),
+        (error: Error) => done(error),
+      );
+    },
+    preParsing: async (request, _reply, payload) => {
+      checkMediaType(request, endpoint);
+      return payload;
+    },
+    handler: answer,
+  };
 }
 
 /**

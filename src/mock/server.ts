@@ -1,8 +1,6 @@
 import type { AddressInfo, Socket } from 'node:net';
-import multipart from '@fastify/multipart';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { BASE_PATH, redactApiKey, type Permission } from '../contract';
-import { bearerKey } from './auth';
+import { BASE_PATH, type Permission } from '../contract';
 import { registerAppRoutes } from './appRoutes';
 import { createClock } from './clock';
 import { sha256Hex } from './crypto';
@@ -12,7 +10,7 @@ import { MockError } from './errors';
 import type { RandomSource } from './faults';
 import { resolveTimestamp, type Fixture } from './fixture';
 import { createRateLimiter, type RateLimiter } from './rateLimit';
-import { createRequestLog } from './requestLog';
+import { createRequestLog, logAnswer } from './requestLog';
 import { createRouteIndex, notFoundOrWrongMethod, registerContractRoutes } from './router';
 import { handlers } from './routes';
 import { DEMO_FIXTURE } from './seed';
@@ -162,26 +160,21 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
       const answer = badUrl
         ? new MockError('INVALID_PARAMETERS', 'The request path is not a valid URL: it has malformed percent-encoding.', { path: ['has malformed percent-encoding'] })
         : new MockError('NOT_FOUND', 'No route matches the request.', { method: request.method, path: request.url.split('?')[0] ?? '' });
-      void sendMockError(reply, answer);
+      void sendMockError(deps, request, reply, answer);
     },
     clientErrorHandler: answerMalformedHttp,
   });
   const routeIndex = createRouteIndex(app);
 
-  await app.register(multipart, { limits: { fileSize: deps.settings.uploadMaxBytes } });
   replaceJsonParser(app);
 
   app.setErrorHandler((error, request, reply) => {
     const answer = asMockError(error, request, deps.settings);
     if (!answer) options.onInternalError(error);
-    return sendMockError(reply, answer ?? new MockError('INTERNAL_ERROR', 'The mock failed unexpectedly; this is a bug in taxprep.'));
+    return sendMockError(deps, request, reply, answer ?? new MockError('INTERNAL_ERROR', 'The mock failed unexpectedly; this is a bug in taxprep.'));
   });
   app.setNotFoundHandler((request) => {
     throw notFoundOrWrongMethod(routeIndex, request);
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.url.startsWith(`${BASE_PATH}/`)) recordRequest(deps, request, reply);
-    done();
   });
 
   registerContractRoutes(app, deps, handlers, options);
@@ -191,24 +184,8 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
   return app;
 }
 
-function recordRequest(deps: MockDeps, request: FastifyRequest, reply: FastifyReply): void {
-  deps.requestLog.record({
-    at: deps.clock.nowIso(),
-    method: request.method,
-    path: request.url,
-    status: reply.statusCode,
-    api_key: loggedApiKey(request.headers.authorization),
-    partner_id: request.mockAuth?.partner.id ?? null,
-    duration_ms: Math.round(reply.elapsedTime),
-  });
-}
-
-/** The caller's key as the log shows it: redacted, whether or not it was valid. */
-function loggedApiKey(authorization: string | undefined): string | null {
-  return authorization === undefined ? null : redactApiKey(bearerKey(authorization) ?? authorization);
-}
-
-function sendMockError(reply: FastifyReply, error: MockError): FastifyReply {
+function sendMockError(deps: MockDeps, request: FastifyRequest, reply: FastifyReply, error: MockError): FastifyReply {
+  logAnswer(deps, request, reply, error.status);
   return reply.code(error.status).headers(error.headers).send(error.body());
 }
 

@@ -18,7 +18,7 @@ export type ViewTokenCheck = 'valid' | 'expired' | 'invalid';
 
 /** A link valid for the deliverable's `view_link_hours` from now (virtual clock, whole seconds). */
 export function issueViewLink(deps: MockDeps, deliverable: DeliverableRecord): ViewLink {
-  const expiresAtSeconds = Math.floor(deps.clock.now().getTime() / 1000) + deliverable.view_link_hours * 3600;
+  const expiresAtSeconds = Math.floor(deps.clock.nowMs() / 1000) + deliverable.view_link_hours * 3600;
   const token = `${expiresAtSeconds}.${mac(deps.store.state, deliverable.id, expiresAtSeconds)}`;
   const url = new URL(`deliverables/${deliverable.id}/view`, withTrailingSlash(deps.settings.appUrl));
   url.searchParams.set('token', token);
@@ -32,7 +32,7 @@ export function checkViewToken(deps: MockDeps, deliverableId: number, token: str
   const given = Buffer.from(match[2]!, 'base64url');
   const expected = Buffer.from(mac(deps.store.state, deliverableId, expiresAtSeconds), 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
-  return deps.clock.now().getTime() >= expiresAtSeconds * 1000 ? 'expired' : 'valid';
+  return deps.clock.nowMs() >= expiresAtSeconds * 1000 ? 'expired' : 'valid';
 }
 
 function mac(state: MockState, deliverableId: number, expiresAtSeconds: number): string {

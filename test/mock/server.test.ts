@@ -206,6 +206,23 @@ describe('request log', () => {
     expect(JSON.stringify(entries)).not.toContain(mock.keys.acme);
   });
 
+  it('records refusals with their status, and a connection dropped by a fault with status null', async () => {
+    mock.deps.requestLog.clear();
+    await mock.request('/accounts/999999', { key: mock.keys.acme });
+    await mock.request('/no-such-route', { key: mock.keys.acme });
+    mock.deps.settings.faults.dropRate = 1;
+    try {
+      await expect(send(`${mock.baseUrl}/accounts/${accountId}`, { key: mock.keys.acme })).rejects.toThrow();
+    } finally {
+      mock.deps.settings.faults.dropRate = 0;
+    }
+    expect(mock.deps.requestLog.entries().map(({ path, status, partner_id }) => ({ path, status, partner_id }))).toEqual([
+      { path: '/v1beta/accounts/999999', status: 404, partner_id: 1 },
+      { path: '/v1beta/no-such-route', status: 404, partner_id: null },
+      { path: `/v1beta/accounts/${accountId}`, status: null, partner_id: null },
+    ]);
+  });
+
   it('records unauthenticated requests without a partner', async () => {
     mock.deps.requestLog.clear();
     await mock.request(`/accounts/${accountId}`, { key: 'not-a-key' });

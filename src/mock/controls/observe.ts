@@ -58,7 +58,7 @@ const listLoginLinks = control({
   query: z.object({ account_id: pathId.optional(), user_email: email.optional() }),
   handle({ query }, deps) {
     const { state } = deps.store;
-    const now = deps.clock.now().getTime();
+    const now = deps.clock.nowMs();
     const userEmail = query.user_email?.toLowerCase();
     const loginLinks = state.loginLinks
       .filter((link) => query.account_id === undefined || link.account_id === query.account_id)
