@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { EXPIRY_HOURS, email, enumFilter, fieldErrors, integer, pathId, type LoginLinkPurpose } from '../contract';
 import { UsageError } from '../errors';
 import { CsvSyntaxError, parseCsv } from './csv';

@@ -1,5 +1,5 @@
 import Conf from 'conf';
-import { z } from 'zod';
+import * as z from 'zod';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';

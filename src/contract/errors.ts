@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Every error code of the service with its HTTP status. The first block is the contract's own;

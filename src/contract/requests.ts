@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   CUSTOM_MESSAGE_MAX_CHARACTERS,
   CUSTOM_SUBJECT_MAX_CHARACTERS,

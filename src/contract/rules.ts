@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Field rules of the contract, written once and used by the mock (to validate requests), the CLI

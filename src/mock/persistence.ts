@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ignoreMissing } from './blobStore';
 import type { IdKind, MockState } from './state';
 

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BASE_PATH, endpoints, pathId, type Endpoint, type EndpointName } from '../contract';
 import { authenticate, type Authenticated } from './auth';
 import type { MockDeps } from './deps';

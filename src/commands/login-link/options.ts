@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { EXPIRY_HOURS, LoginLinkRequest, integer } from '../../contract';
 import { UsageError } from '../../errors';
 import { definedOnly, flagConflict, parseWithFlags, type FlagNames } from '../parseFlags';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { pathId } from '../../contract';
 import type { MockDeps } from '../deps';
 import { MockError, parseOrThrow } from '../errors';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { email, pathId } from '../../contract';
 import { loginLinkState } from '../loginLinks';
 import type { MockState } from '../state';

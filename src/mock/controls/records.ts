@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ACCOUNT_STATUSES,
   DELIVERABLE_STATUSES,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { integer } from '../../contract';
 import { MAX_LATENCY_MS, type MockDeps } from '../deps';
 import { control } from './control';

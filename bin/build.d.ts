@@ -1,0 +1,4 @@
+// Types of bin/build.js for the test that builds with the same options (test/cli/startup.test.ts).
+import type { BuildOptions } from 'esbuild';
+
+export const buildOptions: BuildOptions;

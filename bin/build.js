@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Builds dist/ from src/ (`npm run build`, run by `npm install` through `prepare`): one ESM bundle
+// split into chunks, so each command's code loads only when that command runs.
+// test/cli/startup.test.ts builds with the same options to check what start-up loads.
+import { rmSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** Gives undici's HTTP/2 client a stand-in that loads `node:http2` only when used (src/api/http2OnDemand.ts). */
+const http2OnDemand = {
+  name: 'http2-on-demand',
+  setup(builder) {
+    builder.onResolve({ filter: /^node:http2$/ }, (args) =>
+      /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/.test(args.importer) ? { path: `${root}src/api/http2OnDemand.ts` } : undefined,
+    );
+  },
+};
+
+/** @type {import('esbuild').BuildOptions} */
+export const buildOptions = {
+  absWorkingDir: root,
+  entryPoints: ['src/cli.ts'],
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  chunkNames: 'chunks/[name]-[hash]',
+  // Dependencies are bundled: resolving and reading hundreds of small files is most of what Node
+  // does before a command can run. Left out: the mock's server (loaded only by `serve`) and conf,
+  // whose dependencies load their own files at run time.
+  external: ['fastify', '@fastify/multipart', 'conf'],
+  // Bundled CommonJS (undici, commander) calls `require` for Node's modules; ESM has none.
+  banner: { js: "import { createRequire as __taxprepCreateRequire } from 'node:module'; const require = __taxprepCreateRequire(import.meta.url);" },
+  plugins: [http2OnDemand],
+  logLevel: 'warning',
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
+  // A clean directory: chunk names carry content hashes, so stale chunks would pile up.
+  rmSync(`${root}dist`, { recursive: true, force: true });
+  await build({ ...buildOptions, define: { TAXPREP_VERSION: JSON.stringify(version) } });
+}
