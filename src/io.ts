@@ -7,13 +7,14 @@ type MaybeTTY = { isTTY?: boolean; columns?: number };
 
 /**
  * Colour for one stream, as clig.dev and no-color.org describe it: only on a terminal, never
- * with a non-empty NO_COLOR, TERM=dumb or --no-color; a FORCE_COLOR other than "0" forces it on
- * (for CI logs that render colour).
+ * with a non-empty NO_COLOR, TERM=dumb or --no-color; a FORCE_COLOR other than "0" or "false"
+ * forces it on (for CI logs that render colour), except against --no-color: a flag beats the
+ * environment.
  */
 export function colorEnabled(isTTY: boolean, env: Env, colorFlag: boolean): boolean {
+  if (!colorFlag) return false;
   const force = env.FORCE_COLOR;
   if (force !== undefined && force !== '0' && force !== 'false') return true;
-  if (!colorFlag) return false;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.TERM === 'dumb') return false;
   return isTTY;

@@ -21,22 +21,25 @@ import { enumFilter } from './resources';
  * contract gives their range and domain failures codes of their own (see `loginLinkRules`).
  */
 
-export const CreateAccountRequest = z.strictObject({
-  email,
-  first_name: personName,
-  last_name: personName,
-  spouse: z
-    .strictObject(
-      {
-        email,
-        first_name: personName,
-        last_name: personName,
-        send_invitation: boolean.optional(),
-      },
-      { error: (issue) => (issue.input === undefined ? 'is required' : 'must be an object') },
-    )
-    .optional(),
-});
+export const CreateAccountRequest = z.strictObject(
+  {
+    email,
+    first_name: personName,
+    last_name: personName,
+    spouse: z
+      .strictObject(
+        {
+          email,
+          first_name: personName,
+          last_name: personName,
+          send_invitation: boolean.optional(),
+        },
+        { error: (issue) => (issue.input === undefined ? 'is required' : 'must be an object') },
+      )
+      .optional(),
+  },
+  { error: 'must be a JSON object' },
+);
 export type CreateAccountRequest = z.input<typeof CreateAccountRequest>;
 
 export const NotificationSettings = z.strictObject(

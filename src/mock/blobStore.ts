@@ -6,6 +6,10 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobTooLargeError, type BlobStore } from './deps';
 
+/** A data directory holds clients' documents and the view-link secret: for its owner's eyes only. */
+export const PRIVATE_FILE_MODE = 0o600;
+export const PRIVATE_DIRECTORY_MODE = 0o700;
+
 /**
  * Files of documents, one per blob, in one directory. A blob is written under a temporary name
  * and renamed once complete, so a crash leaves either nothing or a whole file under its final
@@ -47,7 +51,7 @@ export function createBlobStore(directory: string, options: { durable: boolean }
     });
     try {
       // `flush` syncs the file to the disk before it is closed, so the rename publishes a whole file.
-      await pipeline(source, counter, createWriteStream(temporaryPath, { flags: 'wx', flush: options.durable }));
+      await pipeline(source, counter, createWriteStream(temporaryPath, { flags: 'wx', mode: PRIVATE_FILE_MODE, flush: options.durable }));
       await rename(temporaryPath, finalPath);
       return size;
     } catch (error) {

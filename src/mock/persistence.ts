@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { ignoreMissing } from './blobStore';
+import { ignoreMissing, PRIVATE_FILE_MODE } from './blobStore';
 import type { IdKind, MockState } from './state';
 
 /**
@@ -99,7 +99,7 @@ export async function lockDataDir(directory: string): Promise<() => Promise<void
   const path = join(directory, LOCK_FILE);
   for (;;) {
     try {
-      const file = await open(path, 'wx');
+      const file = await open(path, 'wx', PRIVATE_FILE_MODE);
       await file.writeFile(String(process.pid));
       await file.close();
       return () => unlink(path).catch(ignoreMissing);
@@ -133,7 +133,7 @@ export async function writeStateFile(directory: string, state: MockState): Promi
   const text = JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
   const finalPath = join(directory, STATE_FILE);
   const temporaryPath = `${finalPath}.${randomBytes(4).toString('hex')}${TEMPORARY_SUFFIX}`;
-  const file = await open(temporaryPath, 'wx');
+  const file = await open(temporaryPath, 'wx', PRIVATE_FILE_MODE);
   try {
     await file.writeFile(text, 'utf8');
     await file.sync();

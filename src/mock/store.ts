@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createBlobStore, type DirectoryBlobStore } from './blobStore';
+import { createBlobStore, PRIVATE_DIRECTORY_MODE, type DirectoryBlobStore } from './blobStore';
 import type { MockStore } from './deps';
 import { stateFromFixture, type Fixture } from './fixture';
 import { createCommitQueue, DataDirError, lockDataDir, readStateFile, removeStateLeftovers, writeStateFile } from './persistence';
@@ -43,7 +43,7 @@ async function openInMemoryStore(fixture: Fixture): Promise<MockStore> {
 
 async function openDataDirStore(fixture: Fixture, dataDir: string): Promise<MockStore> {
   const blobDirectory = join(dataDir, BLOB_DIRECTORY);
-  await mkdir(blobDirectory, { recursive: true }).catch((error: unknown) => {
+  await mkdir(blobDirectory, { recursive: true, mode: PRIVATE_DIRECTORY_MODE }).catch((error: unknown) => {
     throw new DataDirError(`${dataDir}: cannot be used as a data directory (${error instanceof Error ? error.message : String(error)})`);
   });
   const unlock = await lockDataDir(dataDir);

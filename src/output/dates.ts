@@ -8,13 +8,16 @@ const UNITS: ReadonlyArray<[name: string, milliseconds: number]> = [
   ['minute', 60_000],
 ];
 
-/** `in 6 days`, `3 hours ago`, `just now`: the largest whole unit, rounded down. */
+/**
+ * `in 7 days`, `3 hours ago`, `just now`: the largest unit the distance fills at least once,
+ * rounded to the nearest whole one, so that a 7-day link made a moment ago reads "in 7 days".
+ */
 export function relativeTime(target: Date, now: Date): string {
   const difference = target.getTime() - now.getTime();
   const distance = Math.abs(difference);
   for (const [name, size] of UNITS) {
-    const count = Math.floor(distance / size);
-    if (count >= 1) {
+    if (distance >= size) {
+      const count = Math.round(distance / size);
       const amount = `${count} ${name}${count === 1 ? '' : 's'}`;
       return difference > 0 ? `in ${amount}` : `${amount} ago`;
     }

@@ -14,6 +14,7 @@ describe('colour', () => {
     ['FORCE_COLOR=1 in a pipe', false, { FORCE_COLOR: '1' }, true, true],
     ['FORCE_COLOR=0 on a terminal', true, { FORCE_COLOR: '0' }, true, true],
     ['FORCE_COLOR beats NO_COLOR', false, { FORCE_COLOR: '1', NO_COLOR: '1' }, true, true],
+    ['--no-color beats FORCE_COLOR', true, { FORCE_COLOR: '1' }, false, false],
   ])('%s', (_name, isTTY, env, flag, expected) => {
     expect(colorEnabled(isTTY, env, flag)).toBe(expected);
   });

@@ -68,6 +68,8 @@ describe('progress and sizes', () => {
 describe('dates', () => {
   it.each([
     ['2026-11-23T10:15:00Z', 'in 6 days'],
+    ['2026-11-24T10:14:59Z', 'in 7 days'],
+    ['2026-11-18T09:00:00Z', 'in 23 hours'],
     ['2026-11-17T13:15:00Z', 'in 3 hours'],
     ['2026-11-17T10:14:30Z', 'just now'],
     ['2026-11-17T09:14:00Z', '1 hour ago'],

@@ -32,7 +32,7 @@ describe('login-link on a terminal', () => {
     const card = await runCli(['login-link', ids[0]!, '--expiry-hours', '2'], { env: env(), tty: true, home });
     expect(card.exitCode).toBe(0);
     expect(card.stdout).toContain(`Login link for account ${FIRST_ACCOUNT_ID}`);
-    expect(card.stdout).toMatch(/Expires:\s+\S+ \S+ UTC \(in 1 hour\)/);
+    expect(card.stdout).toMatch(/Expires:\s+\S+ \S+ UTC \(in 2 hours\)/);
     await runCli(['login-link', ids[1]!], { env: env(), home });
 
     const ledger = await runCli(['login-link', 'ledger'], { env: env(), tty: true, home });

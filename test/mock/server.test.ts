@@ -102,10 +102,12 @@ describe('answers for bodies the service cannot read', () => {
   });
 
   it('refuses a JSON body that is not an object, even null', async () => {
-    for (const body of ['null', '[]', '"text"']) {
-      const response = await post(`/accounts/${accountId}/login-link`, body, { 'content-type': 'application/json' });
-      expect(response.status).toBe(400);
-      expect(response.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { body: ['must be a JSON object'] } });
+    for (const path of [`/accounts/${accountId}/login-link`, '/accounts']) {
+      for (const body of ['null', '[]', '"text"']) {
+        const response = await post(path, body, { 'content-type': 'application/json' });
+        expect([path, body, response.status]).toEqual([path, body, 400]);
+        expect(response.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { body: ['must be a JSON object'] } });
+      }
     }
   });
 

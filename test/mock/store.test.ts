@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -138,6 +138,17 @@ describe('data-dir store', () => {
     expect(second.state.accounts.map((account) => [account.id, account.status])).toEqual([[3, 'completed']]);
     expect(await readBlob(second, upload.blob)).toBe('kept');
     expect(second.nextId('document')).toBe(6);
+  });
+
+  it('keeps the state, the lock and uploaded files readable by their owner only', async () => {
+    const dataDir2 = join(dataDir, 'new-data-dir');
+    const store = await openTracked({ fixture: SMALL_FIXTURE, dataDir: dataDir2 });
+    const upload = await store.blobs.write(Readable.from([Buffer.from('client document')]), 100);
+    const modeOf = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
+    expect(await modeOf(join(dataDir2, 'state.json'))).toBe('600');
+    expect(await modeOf(join(dataDir2, 'lock'))).toBe('600');
+    expect(await modeOf(join(dataDir2, 'blobs'))).toBe('700');
+    expect(await modeOf(join(directoryOf(store), upload.blob))).toBe('600');
   });
 
   it('saves the first state at once, without keys in full', async () => {

@@ -31,6 +31,6 @@ Examples:
     .description("Show a project's deliverable with its summary and view link")
     .argument('<project-id>', 'project identifier')
     .option('--open', 'open the view link in the browser')
-    .addHelpText('after', '\nExamples:\n  $ taxprep deliverables get 2001\n  $ taxprep deliverables get 2001 --open\n  $ taxprep deliverables get 2001 --json | jq -r .view_link\n')
+    .addHelpText('after', '\nExamples:\n  $ taxprep deliverables get 5002\n  $ taxprep deliverables get 5002 --open\n  $ taxprep deliverables get 5002 --json | jq -r .view_link\n')
     .action(commandAction(dispatch, () => import('./get')));
 }

@@ -47,6 +47,6 @@ Examples:
     .command('get')
     .description('Show one document')
     .argument('<document-id>', 'document identifier')
-    .addHelpText('after', '\nExamples:\n  $ taxprep docs get 5001\n  $ taxprep docs get 5001 --json | jq .file_size\n')
+    .addHelpText('after', '\nExamples:\n  $ taxprep docs get 7001\n  $ taxprep docs get 7001 --json | jq .file_size\n')
     .action(commandAction(dispatch, () => import('./get')));
 }

@@ -27,6 +27,6 @@ Examples:
     .command('status')
     .description("Show a project's status, progress and outstanding items")
     .argument('<project-id>', 'project identifier')
-    .addHelpText('after', '\nExamples:\n  $ taxprep projects status 2001\n  $ taxprep projects status 2001 --json | jq .outstanding_items\n')
+    .addHelpText('after', '\nExamples:\n  $ taxprep projects status 5001\n  $ taxprep projects status 5001 --json | jq .outstanding_items\n')
     .action(commandAction(dispatch, () => import('./status')));
 }
