@@ -2,3 +2,4 @@
 import type { BuildOptions } from 'esbuild';
 
 export const buildOptions: BuildOptions;
+export const mockBuildOptions: BuildOptions;

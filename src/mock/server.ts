@@ -17,7 +17,9 @@ import { DEMO_FIXTURE } from './seed';
 import type { MockState } from './state';
 import { openStore } from './store';
 
+// What `taxprep serve` needs of the mock, from this one module: the build makes it a bundle of its own.
 export { DataDirError } from './store';
+export { FixtureError, loadFixtureFile } from './fixture';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 4010;

@@ -49,4 +49,13 @@ describe('start-up imports', () => {
     expect(inputs).toContain('src/api/http2OnDemand.ts');
     expect(outputs.flatMap((output) => output.imports).filter((imported) => imported.path === 'node:http2')).toEqual([]);
   });
+
+  it('leaves the mock server to its own bundle, which `serve` loads from dist/mock/server.js', async () => {
+    const outputs = await bundle();
+    const inputs = Object.values(outputs).flatMap((output) => Object.keys(output.inputs));
+    expect(inputs.filter((input) => input === 'src/mock/server.ts' || input.startsWith('node_modules/fastify/'))).toEqual([]);
+    const serveChunk = Object.entries(outputs).find(([, output]) => Object.keys(output.inputs).includes('src/commands/serve/serve.ts'));
+    expect(serveChunk?.[0]).toMatch(/virtual-out\/chunks\/serve-[^/]+\.js$/);
+    expect(serveChunk?.[1].imports).toContainEqual(expect.objectContaining({ path: '../mock/server.js', external: true }));
+  });
 });

@@ -132,7 +132,7 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
 }
 
 async function loadSeed(path: string) {
-  const { loadFixtureFile, FixtureError } = await import('../../mock/fixture');
+  const { loadFixtureFile, FixtureError } = await import('../../mock/server');
   try {
     return await loadFixtureFile(path);
   } catch (error) {
