@@ -12,7 +12,7 @@ const benches = readdirSync(benchDir)
   .filter((name) => filters.length === 0 || filters.some((filter) => name.includes(filter)))
   .sort();
 
-execFileSync('npm', ['run', 'build', '--silent'], { cwd: new URL('..', import.meta.url), stdio: 'inherit' });
+execFileSync(process.execPath, [fileURLToPath(new URL('../bin/build.js', import.meta.url))], { stdio: 'inherit' });
 let failed = 0;
 for (const name of benches) {
   process.stdout.write(`\n## ${name}\n`);

@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import SummaryLineReporter from './summaryReporter';
+import SummaryLineReporter from './summaryReporter.ts';
 
 export default defineConfig({
   test: {
