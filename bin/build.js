@@ -34,28 +34,17 @@ const mockServerApart = {
 };
 
 /** @type {import('esbuild').BuildOptions} */
-export const mockBuildOptions = {
-  absWorkingDir: root,
-  entryPoints: [MOCK_SERVER_SOURCE],
-  outfile: 'dist/mock/server.js',
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-};
+const common = { absWorkingDir: root, bundle: true, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' };
+
+/** @type {import('esbuild').BuildOptions} */
+export const mockBuildOptions = { ...common, entryPoints: [MOCK_SERVER_SOURCE], outfile: 'dist/mock/server.js', packages: 'external' };
 
 /** @type {import('esbuild').BuildOptions} */
 export const buildOptions = {
-  absWorkingDir: root,
+  ...common,
   entryPoints: ['src/cli.ts'],
   outdir: 'dist',
-  bundle: true,
   splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
   chunkNames: 'chunks/[name]-[hash]',
   // Dependencies are bundled: resolving and reading hundreds of small files is most of what Node
   // does before a command can run. Left out: conf, whose dependencies load their own files at run
@@ -64,7 +53,6 @@ export const buildOptions = {
   // Bundled CommonJS (undici, commander) calls `require` for Node's modules; ESM has none.
   banner: { js: "import { createRequire as __taxprepCreateRequire } from 'node:module'; const require = __taxprepCreateRequire(import.meta.url);" },
   plugins: [http2OnDemand, mockServerApart],
-  logLevel: 'warning',
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

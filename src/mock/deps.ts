@@ -86,17 +86,6 @@ export interface FaultSettings {
   dropRate: number;
 }
 
-export interface RequestLogEntry {
-  at: string;
-  method: string;
-  path: string;
-  /** null: an injected fault dropped the connection without an answer. */
-  status: number | null;
-  /** Redacted key (prefix and last 4), when one was sent. */
-  api_key: string | null;
-  partner_id: number | null;
-  duration_ms: number;
-}
 
 /**
  * A request as the log records it: the raw facts, cheap to take on every request. They become a
@@ -113,6 +102,13 @@ export interface RecordedRequest {
   partner_id: number | null;
   duration_ms: number;
 }
+
+/** A logged request as `/_mock/requests` shows it. */
+export type RequestLogEntry = Omit<RecordedRequest, 'atMs' | 'authorization'> & {
+  at: string;
+  /** Redacted key (prefix and last 4), when one was sent. */
+  api_key: string | null;
+};
 
 export interface RequestLog {
   record(request: RecordedRequest): void;
