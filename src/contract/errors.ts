@@ -27,8 +27,11 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   DELIVERABLE_EXISTS: 409,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -63,6 +66,8 @@ export const ERROR_DETAILS = {
   NOT_FOUND: z.object({ method: z.string(), path: z.string() }),
   METHOD_NOT_ALLOWED: z.object({ method: z.string(), allowed_methods: z.array(z.string()) }),
   PAYLOAD_TOO_LARGE: z.object({ max_bytes: z.number() }),
+  URI_TOO_LONG: z.object({ max_bytes: z.number() }),
+  HEADERS_TOO_LARGE: z.object({ max_bytes: z.number() }),
   UNSUPPORTED_MEDIA_TYPE: z.object({ provided: z.string(), expected: z.array(z.string()) }),
 } satisfies Partial<Record<ErrorCode, z.ZodType>>;
 

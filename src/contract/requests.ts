@@ -9,6 +9,7 @@ import {
   boolean,
   email,
   integer,
+  multilineText,
   pathId,
   personName,
   text,
@@ -46,7 +47,7 @@ export const NotificationSettings = z.strictObject(
   {
     partner_branded: boolean.optional(),
     custom_subject: text(CUSTOM_SUBJECT_MAX_CHARACTERS).optional(),
-    custom_message: text(CUSTOM_MESSAGE_MAX_CHARACTERS).optional(),
+    custom_message: multilineText(CUSTOM_MESSAGE_MAX_CHARACTERS).optional(),
     include_instructions: boolean.optional(),
   },
   { error: 'must be an object' },
@@ -97,7 +98,7 @@ export type DeliverableListQuery = z.input<typeof DeliverableListQuery>;
 /** The text fields of the multipart upload; `file` is checked by the upload handler as it streams. */
 export const DocumentUploadFields = z.strictObject({
   tax_year: taxYear,
-  description: text(DESCRIPTION_MAX_CHARACTERS).optional(),
+  description: multilineText(DESCRIPTION_MAX_CHARACTERS).optional(),
 });
 export type DocumentUploadFields = z.input<typeof DocumentUploadFields>;
 

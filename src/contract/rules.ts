@@ -28,10 +28,29 @@ function typeMessage(expected: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${expected}`);
 }
 
-export function text(maxCharacters: number) {
+/**
+ * Characters that no text of the service may hold: C0 controls (NUL included), DEL, C1 controls,
+ * and the bidirectional embeddings, overrides and isolates, which make a name display as another.
+ * Multi-line text may hold tabs and line breaks.
+ */
+const CONTROL_IN_LINE = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
+const CONTROL_IN_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
+
+function boundedText(maxCharacters: number, forbidden: RegExp, rule: string) {
   return z
     .string({ error: typeMessage('a string') })
+    .refine((value) => !forbidden.test(value), rule)
     .refine((value) => characterCount(value) <= maxCharacters, `must be at most ${maxCharacters} characters`);
+}
+
+/** One line of text: no control characters at all. */
+export function text(maxCharacters: number) {
+  return boundedText(maxCharacters, CONTROL_IN_LINE, 'must not contain control characters (such as NUL, tabs or line breaks) or bidirectional overrides');
+}
+
+/** Text that may run over several lines (tabs and line breaks allowed), but holds no other control character. */
+export function multilineText(maxCharacters: number) {
+  return boundedText(maxCharacters, CONTROL_IN_TEXT, 'must not contain control characters (such as NUL) or bidirectional overrides; tabs and line breaks are fine');
 }
 
 export const personName = text(NAME_MAX_CHARACTERS).refine((value) => value.trim().length > 0, 'must not be blank');
@@ -68,19 +87,45 @@ export function oneOf<const T extends readonly [string, ...string[]]>(values: T)
   return z.enum(values, { error: `must be one of: ${values.join(', ')}` });
 }
 
-/** A path identifier: a positive decimal integer. */
-export const pathId = integer(1, Number.MAX_SAFE_INTEGER, 'a positive integer');
+/** An id as text: decimal digits without sign, leading zeros, spaces or exponent, so each id has exactly one spelling. */
+export const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
 
-/** Field path -> messages, the shape of `VALIDATION_ERROR` details. Nested fields are dotted (`spouse.email`). */
+/**
+ * An identifier (in a path, a query or an argument): a positive integer, as a JSON number or in
+ * its one canonical spelling, so `/accounts/01001` or `/accounts/1001%20` never names account 1001.
+ */
+export const pathId = z.union([z.number(), z.string()], { error: typeMessage('a positive integer') }).transform((value, ctx) => {
+  const parsed = typeof value === 'number' ? value : CANONICAL_ID.test(value) ? Number(value) : NaN;
+  if (Number.isSafeInteger(parsed) && parsed >= 1) return parsed;
+  // `01001`, `+1001`, `1e3`, ` 1001`: a positive integer, but not as an id is written.
+  const misspelt = typeof value === 'string' && value.trim() !== '' && Number.isSafeInteger(Number(value)) && Number(value) >= 1;
+  ctx.addIssue({
+    code: 'custom',
+    message: misspelt ? 'must be a positive integer written plainly, such as 1001 (no sign, leading zeros, spaces or exponent)' : 'must be a positive integer',
+  });
+  return z.NEVER;
+});
+
+/**
+ * Field path -> messages, the shape of `VALIDATION_ERROR` details. Nested fields are dotted (`spouse.email`).
+ * Field names come from the request, so they may be any string, `constructor` or `__proto__`
+ * included: add to it only with `addFieldError`.
+ */
 export type FieldErrors = Record<string, string[]>;
+
+/** Adds `message` under `field` (once), as an own property whatever the name: never through an inherited member or the prototype setter. */
+export function addFieldError(errors: FieldErrors, field: string, message: string): void {
+  if (!Object.hasOwn(errors, field)) {
+    Object.defineProperty(errors, field, { value: [message], enumerable: true, writable: true, configurable: true });
+    return;
+  }
+  const messages = errors[field]!;
+  if (!messages.includes(message)) messages.push(message);
+}
 
 export function fieldErrors(error: z.ZodError): FieldErrors {
   const result: FieldErrors = {};
-  const add = (path: PropertyKey[], message: string) => {
-    const field = path.length > 0 ? path.map(String).join('.') : 'body';
-    const messages = (result[field] ??= []);
-    if (!messages.includes(message)) messages.push(message);
-  };
+  const add = (path: PropertyKey[], message: string) => addFieldError(result, path.length > 0 ? path.map(String).join('.') : 'body', message);
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) add([...issue.path, key], 'is not a field of this request');

@@ -19,6 +19,7 @@ import {
   oneOf,
   personName,
   redactApiKey,
+  multilineText,
   text,
 } from '../contract';
 import { sha256Hex } from './crypto';
@@ -111,7 +112,7 @@ const DocumentSchema = object({
   account_id: recordId,
   filename: nonBlank(FILENAME_MAX_CHARACTERS).refine((value) => !/[/\\]/.test(value), 'must be a file name without / or \\'),
   tax_year: taxYear,
-  description: text(DESCRIPTION_MAX_CHARACTERS).default(''),
+  description: multilineText(DESCRIPTION_MAX_CHARACTERS).default(''),
   file_type: oneOf(DOCUMENT_MEDIA_TYPES).default(DEFAULT_FILE_TYPE),
   content: z.string({ error: required('a string') }).optional(),
   content_base64: z
@@ -136,7 +137,7 @@ const DeliverableSchema = object({
   document_id: recordId,
   title: nonBlank(TITLE_MAX_CHARACTERS),
   status: oneOf(DELIVERABLE_STATUSES),
-  summary: text(SUMMARY_MAX_CHARACTERS).default(''),
+  summary: multilineText(SUMMARY_MAX_CHARACTERS).default(''),
   prepared_date: timestamp.optional(),
   view_link_hours: wholeNumber(VIEW_LINK_HOURS.min, VIEW_LINK_HOURS.max, VIEW_LINK_HOURS_RULE).default(VIEW_LINK_HOURS.default),
 });

@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import * as z from 'zod';
-import { BASE_PATH, endpoints, pathId, type Endpoint, type EndpointName } from '../contract';
+import { BASE_PATH, CANONICAL_ID, endpoints, pathId, type Endpoint, type EndpointName } from '../contract';
 import { authenticate, type Authenticated } from './auth';
 import type { MockDeps } from './deps';
 import { MockError, parseOrThrow } from './errors';
@@ -148,13 +148,11 @@ function tryAdmit(admit: (request: FastifyRequest, reply: FastifyReply) => void,
   }
 }
 
-const CANONICAL_PATH_ID = /^[1-9][0-9]{0,15}$/;
-
 /**
  * Parses path parameters with the endpoint's schema. Every path parameter of the contract is a
  * `pathId`, and nearly every request spells it plainly (`/accounts/1001`): that case is read
  * without zod, which costs more than the rest of a request's own work; anything else (`007`, `x`,
- * too large) goes through the schema, for the same result and the same error.
+ * too large) goes through the schema, for its error.
  */
 function paramsParser(schema: z.ZodType | undefined): (params: unknown) => unknown {
   if (schema === undefined) return () => undefined;
@@ -165,7 +163,7 @@ function paramsParser(schema: z.ZodType | undefined): (params: unknown) => unkno
     const parsed: Record<string, number> = {};
     for (const name of names) {
       const value = (params as Record<string, string | undefined>)[name];
-      const id = value !== undefined && CANONICAL_PATH_ID.test(value) ? Number(value) : NaN;
+      const id = value !== undefined && CANONICAL_ID.test(value) ? Number(value) : NaN;
       if (!(id <= Number.MAX_SAFE_INTEGER)) return slow(params);
       parsed[name] = id;
     }
@@ -185,7 +183,7 @@ function checkMediaType(request: FastifyRequest, endpoint: Endpoint): void {
   if (mediaType === undefined && !endpoint.multipart && !hasBody(request)) return;
   throw new MockError(
     'UNSUPPORTED_MEDIA_TYPE',
-    `This operation takes a ${expected} body; the request's Content-Type was ${header === undefined ? 'missing' : `"${header}"`}.`,
+    `This operation takes ${expected === JSON_MEDIA_TYPE ? 'an' : 'a'} ${expected} body; the request's Content-Type was ${header === undefined ? 'missing' : `"${header}"`}.`,
     { provided: header ?? '(none)', expected: [expected] },
   );
 }

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { BASE_PATH, type Permission } from '../contract';
@@ -34,6 +35,32 @@ export const DEFAULT_UPLOAD_MAX_BYTES = 100 * 1024 * 1024;
 export const JSON_BODY_MAX_BYTES = 1024 * 1024;
 export const NO_FAULTS: FaultSettings = { latencyMs: 0, errorRate: 0, dropRate: 0 };
 
+/**
+ * What one client may hold of the server (the contract is silent; README, "Contract notes"): a
+ * client that sends its request head slowly is answered 408 and dropped, an idle keep-alive
+ * connection is closed, and connections beyond the cap are refused, so that a handful of slow or
+ * idle clients can never stop `/health` from answering.
+ */
+export interface ConnectionLimits {
+  /** Time to receive the request line and headers. */
+  headersTimeoutMs: number;
+  /** Time to receive the whole request, body included (a large upload on a slow link). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept. */
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  /** Largest request head (request line and headers); beyond it 414 or 431. */
+  maxHeaderBytes: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 300_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1000,
+  maxHeaderBytes: 16 * 1024,
+};
+
 export interface MockServerOptions {
   fixture?: Fixture;
   /** Keep state and uploads here across restarts; in memory when absent. */
@@ -51,6 +78,7 @@ export interface MockServerOptions {
   random?: RandomSource;
   /** Told about every unexpected failure (answered 500); `serve` prints them on stderr. */
   onInternalError?: (error: unknown) => void;
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 /** A key as `serve` prints it at start-up: the only moment the plain key is shown. */
@@ -90,6 +118,7 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       random: options.random ?? Math.random,
       validateResponses: options.validateResponses ?? false,
       onInternalError: options.onInternalError ?? (() => {}),
+      connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
     });
     await app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
   } catch (error) {
@@ -147,14 +176,25 @@ interface AppOptions {
   random: RandomSource;
   validateResponses: boolean;
   onInternalError: (error: unknown) => void;
+  connectionLimits: ConnectionLimits;
 }
 
 /** The Fastify app of the mock: contract routes, `/_mock` controls and the app's landing pages. */
 async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<FastifyInstance> {
+  const limits = options.connectionLimits;
   const app = Fastify({
     logger: false,
     bodyLimit: JSON_BODY_MAX_BYTES,
-    exposeHeadRoutes: false,
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      maxHeaderSize: limits.maxHeaderBytes,
+      // Node checks the two timeouts this often (30 s by default): a slow head would be held that much longer.
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+    },
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // HEAD on every GET route: the same answer (status, headers, checks, counting) without the body.
+    exposeHeadRoutes: true,
     forceCloseConnections: true,
     // Failures found before routing get the contract's error body too.
     frameworkErrors: (error, request, reply) => {
@@ -164,8 +204,9 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
         : new MockError('NOT_FOUND', 'No route matches the request.', { method: request.method, path: request.url.split('?')[0] ?? '' });
       void sendMockError(deps, request, reply, answer);
     },
-    clientErrorHandler: answerMalformedHttp,
+    clientErrorHandler: (error, socket) => answerMalformedHttp(error, socket, limits.maxHeaderBytes),
   });
+  app.server.maxConnections = limits.maxConnections;
   const routeIndex = createRouteIndex(app);
 
   replaceJsonParser(app);
@@ -191,20 +232,51 @@ function sendMockError(deps: MockDeps, request: FastifyRequest, reply: FastifyRe
   return reply.code(error.status).headers(error.headers).send(error.body());
 }
 
-/** A request that is not even HTTP (Node's parser refused it): answered in the contract's body, then closed. */
-function answerMalformedHttp(error: Error & { code?: string }, socket: Socket): void {
+/** Half the head: a request line longer than this in a head that overflows is what made it overflow. */
+const uriShareOfHead = (maxHeaderBytes: number) => maxHeaderBytes / 2;
+
+/**
+ * A request Node's parser refused before any route saw it: answered in the contract's body, then
+ * closed. A head over the limit is 414 when its request line (the URL) is the long part, else 431;
+ * a head that took too long is 408; anything else is not HTTP at all.
+ */
+function answerMalformedHttp(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket, maxHeaderBytes: number): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
-  const body = JSON.stringify(
-    new MockError('VALIDATION_ERROR', 'The request is not well-formed HTTP/1.1.', { request: ['is not well-formed HTTP/1.1'] }).body(),
-  );
+  const answer = clientErrorAnswer(error, maxHeaderBytes);
+  const body = JSON.stringify(answer.body());
   socket.end(
-    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
-/** Fastify's own JSON parser (with its prototype-poisoning guard), but an empty body is no body and bad JSON is `INVALID_JSON`. */
+function clientErrorAnswer(error: Error & { code?: string; rawPacket?: unknown }, maxHeaderBytes: number): MockError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW': {
+      const lineEnd = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.indexOf('\r\n') : -1;
+      if (lineEnd === -1 || lineEnd > uriShareOfHead(maxHeaderBytes)) {
+        return new MockError('URI_TOO_LONG', `The request URL is too long: the request line and headers may hold at most ${maxHeaderBytes} bytes.`, {
+          max_bytes: maxHeaderBytes,
+        });
+      }
+      return new MockError('HEADERS_TOO_LARGE', `The request headers are too large: the request line and headers may hold at most ${maxHeaderBytes} bytes.`, {
+        max_bytes: maxHeaderBytes,
+      });
+    }
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new MockError('REQUEST_TIMEOUT', 'The request was not received in time; the connection is closed.');
+    default:
+      return new MockError('VALIDATION_ERROR', 'The request is not well-formed HTTP/1.1.', { request: ['is not well-formed HTTP/1.1'] });
+  }
+}
+
+/**
+ * Fastify's own JSON parser, but an empty body is no body and bad JSON is `INVALID_JSON`. Keys
+ * named `__proto__` or `constructor` are kept as the plain own properties `JSON.parse` makes of
+ * them (Fastify's guard would refuse the whole body without naming the key): every body schema is
+ * strict, so such a key is answered 400 `VALIDATION_ERROR` naming it, and never reaches a record.
+ */
 function replaceJsonParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);

@@ -1,6 +1,6 @@
 import type {} from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DOCUMENT_MEDIA_TYPES, isAcceptedDocumentMediaType, mediaTypeEssence, safeDocumentFilename, type FieldErrors } from '../contract';
+import { DOCUMENT_MEDIA_TYPES, addFieldError, isAcceptedDocumentMediaType, mediaTypeEssence, safeDocumentFilename, type FieldErrors } from '../contract';
 import { BlobTooLargeError, type MockDeps } from './deps';
 import { MockError } from './errors';
 
@@ -20,7 +20,7 @@ export interface ReceivedFile {
 }
 
 export interface ReceivedForm {
-  /** Text fields by name; a name sent twice is reported in `errors` instead. */
+  /** Text fields by name (a map without a prototype: the names are the sender's); a name sent twice is reported in `errors` instead. */
   fields: Record<string, string>;
   errors: FieldErrors;
   file: ReceivedFile | undefined;
@@ -33,13 +33,13 @@ const FORM_LIMITS = { files: 1, fields: 8, fieldSize: 16 * 1024, parts: 9 } as c
 
 export async function receiveDocumentForm(request: FastifyRequest, reply: FastifyReply, deps: MockDeps): Promise<ReceivedForm> {
   const maxBytes = deps.settings.uploadMaxBytes;
-  const form: ReceivedForm = { fields: {}, errors: {}, file: undefined };
+  const form: ReceivedForm = { fields: Object.create(null) as Record<string, string>, errors: {}, file: undefined };
   try {
     // One byte over the limit reaches the blob store, which then refuses the file as too large.
     for await (const part of request.parts({ limits: { ...FORM_LIMITS, fileSize: maxBytes + 1 } })) {
       if (part.type === 'field') {
-        if (part.fieldname === FILE_FIELD) addError(form.errors, FILE_FIELD, 'must be a file part (with a filename), not a text field');
-        else if (Object.hasOwn(form.fields, part.fieldname)) addError(form.errors, part.fieldname, 'must be sent only once');
+        if (part.fieldname === FILE_FIELD) addFieldError(form.errors, FILE_FIELD, 'must be a file part (with a filename), not a text field');
+        else if (Object.hasOwn(form.fields, part.fieldname)) addFieldError(form.errors, part.fieldname, 'must be sent only once');
         else form.fields[part.fieldname] = String(part.value);
         continue;
       }
@@ -79,7 +79,8 @@ function asUploadError(error: unknown, maxBytes: number): unknown {
     case 'FST_PARTS_LIMIT':
       return validationError('body', `must have at most ${FORM_LIMITS.parts} parts (one file and the text fields)`);
     case 'FST_PROTO_VIOLATION':
-      return validationError('body', 'uses a reserved field name');
+      // Busboy's parser refuses any part named like an Object.prototype member before naming it to us.
+      return validationError('body', 'has a part named like a JavaScript object member (such as "constructor" or "__proto__"), which is not a field of this request');
     default:
       return validationError('body', `is not valid multipart/form-data (${error instanceof Error ? error.message : String(error)})`);
   }
@@ -91,8 +92,4 @@ function payloadTooLarge(maxBytes: number): MockError {
 
 function validationError(field: string, message: string): MockError {
   return new MockError('VALIDATION_ERROR', `The upload is invalid: ${field} ${message}.`, { [field]: [message] });
-}
-
-export function addError(errors: FieldErrors, field: string, message: string): void {
-  (errors[field] ??= []).push(message);
 }

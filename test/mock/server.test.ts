@@ -30,22 +30,51 @@ describe('answers for requests that match no operation', () => {
   it('answers a known path with the wrong method with 405 and an Allow header', async () => {
     const response = await mock.request(`/accounts/${accountId}`, { method: 'DELETE', key: mock.keys.acme });
     expect(response.status).toBe(405);
-    expect(response.headers.allow).toBe('GET');
+    expect(response.headers.allow).toBe('GET, HEAD');
     expect(response.json.error).toMatchObject({
       code: 'METHOD_NOT_ALLOWED',
-      details: { method: 'DELETE', allowed_methods: ['GET'] },
+      details: { method: 'DELETE', allowed_methods: ['GET', 'HEAD'] },
     });
   });
 
   it('lists both methods of a path that has two', async () => {
     const response = await mock.request(`/accounts/${accountId}/documents`, { method: 'PUT', key: mock.keys.acme });
     expect(response.status).toBe(405);
-    expect(response.json.error.details.allowed_methods.sort()).toEqual(['GET', 'POST']);
+    expect(response.json.error.details.allowed_methods.sort()).toEqual(['GET', 'HEAD', 'POST']);
   });
 
-  it('answers HEAD on a GET-only path with 405 rather than a bodiless 200', async () => {
-    const response = await fetch(`${mock.baseUrl}/health`, { method: 'HEAD' });
-    expect(response.status).toBe(405);
+  it('answers HEAD on a GET route as GET would, without the body', async () => {
+    const head = (path: string) => fetch(`${mock.baseUrl}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${mock.keys.acme}` } });
+    const health = await head('/health');
+    expect(health.status).toBe(200);
+    expect(health.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await health.text()).toBe('');
+
+    const account = await head(`/accounts/${accountId}`);
+    expect(account.status).toBe(200);
+    expect(Number(account.headers.get('content-length'))).toBeGreaterThan(0);
+    expect(await account.text()).toBe('');
+    expect((await head('/accounts/999999')).status).toBe(404);
+    expect((await fetch(`${mock.baseUrl}/accounts/${accountId}`, { method: 'HEAD' })).status).toBe(401);
+  });
+});
+
+describe('ids have one spelling', () => {
+  it.each(['01001', '1001%20', '%201001', '+1001', '1e3', '1001.0', '0x3E9', '-1001'])('answers /accounts/%s with 400 INVALID_PARAMETERS', async (id) => {
+    const response = await mock.request(`/accounts/${id}`, { key: mock.keys.acme });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe('INVALID_PARAMETERS');
+    expect(Object.keys(response.json.error.details)).toEqual(['account_id']);
+  });
+
+  it('applies the rule to every id in a path and in a query', async () => {
+    for (const path of [`/accounts/0${accountId}/documents`, '/documents/01', '/projects/01/status', '/projects/01/deliverable', '/deliverables?account_id=01']) {
+      const response = await mock.request(path, { key: mock.keys.acme });
+      expect([path, response.status, response.json.error.code]).toEqual([path, 400, 'INVALID_PARAMETERS']);
+      expect(Object.values(response.json.error.details)).toEqual([
+        ['must be a positive integer written plainly, such as 1001 (no sign, leading zeros, spaces or exponent)'],
+      ]);
+    }
   });
 });
 
@@ -59,10 +88,58 @@ describe('answers for bodies the service cannot read', () => {
     expect(response.json.error.code).toBe('INVALID_JSON');
   });
 
-  it('refuses prototype-poisoning keys as INVALID_JSON', async () => {
-    const response = await post('/accounts', '{"__proto__": {"admin": true}}', { 'content-type': 'application/json' });
-    expect(response.status).toBe(400);
-    expect(response.json.error.code).toBe('INVALID_JSON');
+  it.each(['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'])('refuses a body key named %s with 400 naming it, at any depth', async (name) => {
+    const account = `{"email":"proto@example.com","first_name":"P","last_name":"Q","${name}":{"admin":true}}`;
+    const top = await post('/accounts', account, { 'content-type': 'application/json' });
+    expect(top.status).toBe(400);
+    expect(top.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { [name]: ['is not a field of this request'] } });
+    expect(Object.keys(top.json.error.details)).toEqual([name]);
+
+    const nested = await post(`/accounts/${accountId}/login-link`, `{"notification_settings":{"${name}":1}}`, { 'content-type': 'application/json' });
+    expect(nested.status).toBe(400);
+    expect(nested.json.error.details).toEqual({ [`notification_settings.${name}`]: ['is not a field of this request'] });
+
+    const control = await mock.request('/_mock/faults', { method: 'PUT', body: `{"${name}":0}`, headers: { 'content-type': 'application/json' } });
+    expect(control.status).toBe(400);
+    expect(control.json.error.details).toEqual({ [name]: ['is not a field of this request'] });
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('refuses a query or form field named like a prototype member without failing', async () => {
+    const query = await mock.request(`/accounts/${accountId}/documents?constructor=1&__proto__=2&toString=3`, { key: mock.keys.acme });
+    expect(query.status).toBe(200);
+    const form = new FormData();
+    form.set('tax_year', '2024');
+    form.set('hasOwnProperty', 'x');
+    form.set('file', new Blob(['hello'], { type: 'text/plain' }), 'a.txt');
+    const upload = await fetch(`${mock.baseUrl}/accounts/${accountId}/documents`, { method: 'POST', headers: { authorization: `Bearer ${mock.keys.acme}` }, body: form });
+    expect(upload.status).toBe(400);
+    expect(((await upload.json()) as { error: { code: string; details: Record<string, string[]> } }).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { body: [expect.stringContaining('"constructor" or "__proto__"')] },
+    });
+  });
+
+  it('refuses control characters and bidirectional overrides in text, naming the field', async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['/accounts', { email: 'nul@example.com', first_name: 'A\u0000B', last_name: 'C' }, 'first_name'],
+      ['/accounts', { email: 'del@example.com', first_name: 'A', last_name: 'C\u007F' }, 'last_name'],
+      ['/accounts', { email: 'c1@example.com', first_name: 'A\u0085', last_name: 'C' }, 'first_name'],
+      ['/accounts', { email: 'bidi@example.com', first_name: 'A\u202Egpj.exe', last_name: 'C' }, 'first_name'],
+      ['/accounts', { email: 'tab@example.com', first_name: 'A\tB', last_name: 'C' }, 'first_name'],
+      [`/accounts/${accountId}/login-link`, { notification_settings: { custom_subject: 'Hi\r\nBcc: x' } }, 'notification_settings.custom_subject'],
+      [`/accounts/${accountId}/login-link`, { notification_settings: { custom_message: 'Line\u0000' } }, 'notification_settings.custom_message'],
+    ];
+    for (const [path, body, field] of cases) {
+      const response = await mock.request(path, { key: mock.keys.acme, body });
+      expect([field, response.status, response.json.error.code]).toEqual([field, 400, 'VALIDATION_ERROR']);
+      expect(response.json.error.details[field]![0]).toMatch(/^must not contain control characters/);
+    }
+    const multiline = await mock.request(`/accounts/${accountId}/login-link`, {
+      key: mock.keys.acme,
+      body: { notification_settings: { custom_message: 'Dear client,\n\tplease log in.\r\n' } },
+    });
+    expect(multiline.status).toBe(201);
   });
 
   it('answers a JSON operation sent another media type with 415', async () => {
@@ -72,6 +149,9 @@ describe('answers for bodies the service cannot read', () => {
       code: 'UNSUPPORTED_MEDIA_TYPE',
       details: { provided: 'application/x-www-form-urlencoded', expected: ['application/json'] },
     });
+    expect(response.json.error.message).toBe(
+      'This operation takes an application/json body; the request\'s Content-Type was "application/x-www-form-urlencoded".',
+    );
   });
 
   it('answers a body without a Content-Type with 415', async () => {
@@ -92,6 +172,7 @@ describe('answers for bodies the service cannot read', () => {
     const response = await post(`/accounts/${accountId}/documents`, '{"tax_year": 2024}', { 'content-type': 'application/json' });
     expect(response.status).toBe(415);
     expect(response.json.error.details.expected).toEqual(['multipart/form-data']);
+    expect(response.json.error.message).toMatch(/^This operation takes a multipart\/form-data body;/);
   });
 
   it('answers a JSON body over the limit with 413 PAYLOAD_TOO_LARGE and the limit', async () => {

@@ -11,6 +11,7 @@ import {
   integer,
   oneOf,
   safeDocumentFilename,
+  multilineText,
   text,
 } from '../../contract';
 import { MockError } from '../errors';
@@ -125,10 +126,10 @@ const addDeliverable = control({
   body: z.strictObject({
     title: nonBlank(TITLE_MAX_CHARACTERS),
     status: oneOf(DELIVERABLE_STATUSES).default('draft'),
-    summary: text(SUMMARY_MAX_CHARACTERS).default(''),
+    summary: multilineText(SUMMARY_MAX_CHARACTERS).default(''),
     filename: nonBlank(FILENAME_MAX_CHARACTERS).optional(),
     file_type: oneOf(DOCUMENT_MEDIA_TYPES).default(DEFAULT_FILE_TYPE),
-    content: text(DELIVERABLE_CONTENT_MAX_CHARACTERS).optional(),
+    content: multilineText(DELIVERABLE_CONTENT_MAX_CHARACTERS).optional(),
     view_link_hours: viewLinkHours.default(VIEW_LINK_HOURS.default),
   }),
   successStatus: 201,
@@ -183,7 +184,7 @@ const updateDeliverable = control({
     .strictObject({
       status: oneOf(DELIVERABLE_STATUSES).optional(),
       title: nonBlank(TITLE_MAX_CHARACTERS).optional(),
-      summary: text(SUMMARY_MAX_CHARACTERS).optional(),
+      summary: multilineText(SUMMARY_MAX_CHARACTERS).optional(),
       view_link_hours: viewLinkHours.optional(),
     })
     .refine(atLeastOneField, NOTHING_TO_CHANGE),

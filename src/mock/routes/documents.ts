@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import { DocumentUploadFields, fieldErrors, type Document, type DocumentListItem, type FieldErrors } from '../../contract';
+import { DocumentUploadFields, addFieldError, fieldErrors, type Document, type DocumentListItem, type FieldErrors } from '../../contract';
 import { ownedAccount, ownedDocument } from '../access';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
 import type { DocumentRecord } from '../state';
-import { addError, receiveDocumentForm, type ReceivedFile, type ReceivedForm } from '../upload';
+import { receiveDocumentForm, type ReceivedFile, type ReceivedForm } from '../upload';
 import { newestFirst, paginate } from './listing';
 
 export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments' | 'getDocument'> = {
@@ -58,9 +58,9 @@ export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments'
 function validatedUpload(form: ReceivedForm): { fields: z.output<typeof DocumentUploadFields>; file: ReceivedFile } {
   const parsed = DocumentUploadFields.safeParse(form.fields);
   const errors: FieldErrors = parsed.success ? {} : fieldErrors(parsed.error);
-  for (const [field, messages] of Object.entries(form.errors)) messages.forEach((message) => addError(errors, field, message));
-  if (!form.file) addError(errors, 'file', 'is required');
-  else if (form.file.size === 0) addError(errors, 'file', 'must not be empty');
+  for (const [field, messages] of Object.entries(form.errors)) messages.forEach((message) => addFieldError(errors, field, message));
+  if (!form.file) addFieldError(errors, 'file', 'is required');
+  else if (form.file.size === 0) addFieldError(errors, 'file', 'must not be empty');
   if (!parsed.success || !form.file || Object.keys(errors).length > 0) {
     throw new MockError('VALIDATION_ERROR', 'The upload is invalid; see details for each field.', errors);
   }
