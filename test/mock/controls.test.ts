@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parseRateLimits } from '../../src/commands/serve/serve';
 import { startMock, type RunningMock } from '../helpers/mock';
 
 /** Demo data: Acme accounts 1001 (with a spouse) and 1005 (no projects); project 5001 has three items and no deliverable. */
@@ -271,6 +272,13 @@ describe('settings', () => {
     const response = await control('/rate-limits', { method: 'PUT', body });
     expect(response.status).toBe(400);
     expect(response.json.error.code).toBe('VALIDATION_ERROR');
+  });
+
+  test('refuses a window of 400 days with the rule `serve --rate-limit 1/400d` reports too', async () => {
+    const response = await control('/rate-limits', { method: 'PUT', body: { windows: [{ limit: 1, window_seconds: 400 * 86_400 }] } });
+    expect(response.status).toBe(400);
+    expect(response.json.error.details).toEqual({ 'windows.0.window_seconds': ['must be an integer from 1 to 31622400'] });
+    expect(() => parseRateLimits('1/400d')).toThrow('window 1 (1/400d) must be an integer from 1 to 31622400');
   });
 });
 

@@ -11,7 +11,7 @@ export function registerServe(program: Command, dispatch: Dispatch): void {
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: 4010)')
     .option('--seed <file>', 'start from this JSON fixture instead of the demo data')
     .option('--data-dir <dir>', 'keep state and uploads in this directory across restarts (default: in memory)')
-    .option('--rate-limit <windows>', 'per-key limits such as 100/60s,10000/1d, or off (default: 100/60s,10000/1d)')
+    .option('--rate-limit <windows>', 'per-key limits such as 100/60s,10000/1d or 30/m, or off; up to 5 windows of 1s to 366d (default: 100/60s,10000/1d)')
     .option('--max-upload-size <size>', 'largest document upload, such as 100mb or 512kb (default: 100mb)')
     .option('--latency <ms>', 'add this many milliseconds to every contract request (default: 0)')
     .option('--error-rate <fraction>', 'answer this fraction (0-1) of contract requests with 503 (default: 0)')

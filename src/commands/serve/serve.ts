@@ -1,8 +1,10 @@
 import { PERMISSIONS } from '../../contract/endpoints';
 import type { Context } from '../../context';
 import { UsageError } from '../../errors';
-import { definedOnly } from '../parseFlags';
-import { MAX_LATENCY_MS, type FaultSettings, type RateLimitWindow } from '../../mock/deps';
+import { fieldErrors } from '../../contract/rules';
+import { definedOnly, parseWithFlags } from '../parseFlags';
+import { durationSeconds, faultSettings, rateLimitWindows } from '../../mock/controls/settingsRules';
+import type { FaultSettings, RateLimitWindow } from '../../mock/deps';
 import type { MockServer, PrintedApiKey } from '../../mock/server';
 import type { RawInvocation } from '../types';
 
@@ -29,11 +31,7 @@ export function parseOptions(raw: RawInvocation): ServeOptions {
     dataDir: nonEmpty('--data-dir', flagText(flags.dataDir)),
     rateLimits: optional(flagText(flags.rateLimit), parseRateLimits),
     uploadMaxBytes: optional(flagText(flags.maxUploadSize), parseSize),
-    faults: definedOnly({
-      latencyMs: optional(flagText(flags.latency), (value) => parseInteger('--latency', value, 0, MAX_LATENCY_MS, ' milliseconds')),
-      errorRate: optional(flagText(flags.errorRate), (value) => parseFraction('--error-rate', value)),
-      dropRate: optional(flagText(flags.dropRate), (value) => parseFraction('--drop-rate', value)),
-    }),
+    faults: parseFaults(flags),
   };
 }
 
@@ -65,28 +63,48 @@ function parseInteger(flag: string, value: string, min: number, max: number, uni
   return parsed;
 }
 
-function parseFraction(flag: string, value: string): number {
-  const parsed = /^\d*\.?\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  if (!(parsed >= 0 && parsed <= 1)) throw new UsageError(`${flag} must be a number from 0 to 1, such as 0.1; got "${value}".`);
-  return parsed;
+/** The fault flags, by the rules of `PUT /_mock/faults`. */
+function parseFaults(flags: Record<string, unknown>): Partial<FaultSettings> {
+  const fraction = (value: string | undefined) => (value !== undefined && /^\d*\.?\d+$/.test(value.trim()) ? Number(value.trim()) : value);
+  const faults = parseWithFlags(
+    faultSettings,
+    definedOnly({ latency_ms: flagText(flags.latency), error_rate: fraction(flagText(flags.errorRate)), drop_rate: fraction(flagText(flags.dropRate)) }),
+    { latency_ms: '--latency', error_rate: '--error-rate', drop_rate: '--drop-rate' },
+  );
+  return definedOnly({ latencyMs: faults.latency_ms, errorRate: faults.error_rate, dropRate: faults.drop_rate });
 }
 
-const SECONDS_PER_UNIT: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+const RATE_LIMIT_GRAMMAR =
+  'must be "off" or windows like 100/60s,10000/1d (requests/length, the length in d, h, m and s such as 90s or 1h30m, a bare unit meaning 1 of it)';
 
-/** `off`, or comma-separated `<requests>/<length><unit>` windows such as `100/60s,10000/1d`. */
+/**
+ * `off`, or comma-separated `<requests>/<length>` windows such as `100/60s,10000/1d`; the numbers
+ * obey the rules of `PUT /_mock/rate-limits`, and the length is a duration as `/_mock/clock` reads it.
+ */
 export function parseRateLimits(value: string): RateLimitWindow[] {
   if (value.trim().toLowerCase() === 'off') return [];
-  return value.split(',').map((part) => {
-    const match = /^(\d{1,9})\/(\d{0,9})([smhd])$/.exec(part.trim());
-    const limit = Number(match?.[1]);
-    const windowSeconds = Number(match?.[2] || '1') * SECONDS_PER_UNIT[match?.[3] ?? 's']!;
-    if (!match || limit < 1 || windowSeconds < 1) {
-      throw new UsageError(
-        `--rate-limit must be "off" or windows like 100/60s,10000/1d (requests/length with unit s, m, h or d, both at least 1); got "${part.trim()}".`,
-      );
+  const windows = value.split(',').map((part) => {
+    const [requests, length, ...rest] = part.trim().split('/');
+    const seconds = length === undefined ? undefined : durationSeconds(/^[smhd]$/i.test(length.trim()) ? `1${length.trim()}` : length);
+    if (rest.length > 0 || !/^\d+$/.test(requests ?? '') || seconds === undefined) {
+      throw new UsageError(`--rate-limit ${RATE_LIMIT_GRAMMAR}; got "${part.trim()}".`);
     }
-    return { limit, windowSeconds };
+    return { limit: requests, window_seconds: seconds };
   });
+  const parsed = rateLimitWindows.safeParse(windows);
+  if (!parsed.success) {
+    const problems = Object.entries(fieldErrors(parsed.error)).map(([field, messages]) => `${describeWindowField(field, value)} ${messages.join('; ')}`);
+    throw new UsageError(`--rate-limit: ${problems.join('; ')}; got "${value.trim()}".`);
+  }
+  return parsed.data.map((window) => ({ limit: window.limit, windowSeconds: window.window_seconds }));
+}
+
+/** `1.window_seconds` -> `the length (in seconds) of window 2 (1/400d)`: the control's field path in the flag's words. */
+function describeWindowField(field: string, value: string): string {
+  const [index, name] = field.split('.');
+  const part = value.split(',')[Number(index)]?.trim();
+  if (name === undefined || part === undefined) return 'the list of windows';
+  return `${name === 'limit' ? 'the number of requests' : 'the length (in seconds)'} of window ${Number(index) + 1} (${part})`;
 }
 
 const BYTES_PER_UNIT: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };

@@ -1,14 +1,11 @@
 import * as z from 'zod';
 import { integer } from '../../contract';
-import { MAX_LATENCY_MS, type MockDeps } from '../deps';
+import type { MockDeps } from '../deps';
 import { control } from './control';
+import { durationSeconds, faultSettings, MAX_ADVANCE_SECONDS, rateLimitWindows } from './settingsRules';
 
 /** Controls of the mock itself: reset, the virtual clock, fault injection and rate limits. */
 
-const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
-const MAX_RATE_LIMIT_WINDOWS = 5;
-const DURATION_UNITS_SECONDS = { d: 86_400, h: 3600, m: 60, s: 1 } as const;
-const DURATION_PATTERN = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 
 const reset = control({
   method: 'POST',
@@ -68,7 +65,6 @@ const faultsOf = (deps: MockDeps) => ({
   error_rate: deps.settings.faults.errorRate,
   drop_rate: deps.settings.faults.dropRate,
 });
-const rate = z.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be a number from 0 to 1').max(1, 'must be a number from 0 to 1');
 
 const readFaults = control({
   method: 'GET',
@@ -81,11 +77,7 @@ const setFaults = control({
   method: 'PUT',
   path: '/faults',
   summary: 'Change fault injection; fields left out keep their value. {"latency_ms":0,"error_rate":0,"drop_rate":0} turns it off.',
-  body: z.strictObject({
-    latency_ms: integer(0, MAX_LATENCY_MS).optional(),
-    error_rate: rate.optional(),
-    drop_rate: rate.optional(),
-  }),
+  body: faultSettings,
   handle({ body }, deps) {
     const { faults } = deps.settings;
     if (body.latency_ms !== undefined) faults.latencyMs = body.latency_ms;
@@ -110,11 +102,7 @@ const setRateLimits = control({
   method: 'PUT',
   path: '/rate-limits',
   summary: 'Replace the windows: {"windows":[{"limit":100,"window_seconds":60}]}; [] turns limiting off. Counts start afresh when the windows change.',
-  body: z.strictObject({
-    windows: z
-      .array(z.strictObject({ limit: integer(1, 1_000_000_000), window_seconds: integer(1, 366 * 86_400) }), { error: 'must be a list' })
-      .max(MAX_RATE_LIMIT_WINDOWS, `must have at most ${MAX_RATE_LIMIT_WINDOWS} windows`),
-  }),
+  body: z.strictObject({ windows: rateLimitWindows }),
   handle({ body }, deps) {
     deps.settings.rateLimits = body.windows.map((window) => ({ limit: window.limit, windowSeconds: window.window_seconds }));
     return rateLimitsOf(deps);
@@ -123,15 +111,3 @@ const setRateLimits = control({
 
 export const settingsControls = [reset, readClock, advanceClock, readFaults, setFaults, readRateLimits, setRateLimits];
 
-/** `"1d2h30m"` -> seconds; undefined for anything else, zero or beyond the ten-year cap. */
-function durationSeconds(value: string): number | undefined {
-  const match = DURATION_PATTERN.exec(value.trim().toLowerCase());
-  if (!match || value.trim() === '') return undefined;
-  const [, days, hours, minutes, seconds] = match;
-  const total =
-    Number(days ?? 0) * DURATION_UNITS_SECONDS.d +
-    Number(hours ?? 0) * DURATION_UNITS_SECONDS.h +
-    Number(minutes ?? 0) * DURATION_UNITS_SECONDS.m +
-    Number(seconds ?? 0) * DURATION_UNITS_SECONDS.s;
-  return total > 0 && total <= MAX_ADVANCE_SECONDS ? total : undefined;
-}
