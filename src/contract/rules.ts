@@ -40,7 +40,8 @@ function boundedText(maxCharacters: number, forbidden: RegExp, rule: string) {
   return z
     .string({ error: typeMessage('a string') })
     .refine((value) => !forbidden.test(value), rule)
-    .refine((value) => characterCount(value) <= maxCharacters, `must be at most ${maxCharacters} characters`);
+    .refine((value) => characterCount(value) <= maxCharacters, `must be at most ${maxCharacters} characters`)
+    .meta({ maxLength: maxCharacters });
 }
 
 /** One line of text: no control characters at all. */
@@ -80,7 +81,9 @@ export function integer(min: number, max: number, rule = `an integer from ${min}
         return z.NEVER;
       }
       return parsed;
-    });
+    })
+    // For the OpenAPI document (`openapi.ts`): what the rule admits, as JSON Schema says it.
+    .meta({ type: 'integer', minimum: min, maximum: max });
 }
 
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
@@ -104,7 +107,7 @@ export const pathId = z.union([z.number(), z.string()], { error: typeMessage('a 
     message: misspelt ? 'must be a positive integer written plainly, such as 1001 (no sign, leading zeros, spaces or exponent)' : 'must be a positive integer',
   });
   return z.NEVER;
-});
+}).meta({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 
 /**
  * Field path -> messages, the shape of `VALIDATION_ERROR` details. Nested fields are dotted (`spouse.email`).

@@ -12,6 +12,7 @@ import type { RandomSource } from './faults';
 import { resolveTimestamp, type Fixture } from './fixture';
 import { createRateLimiter, type RateLimiter } from './rateLimit';
 import { createRequestLog, logAnswer } from './requestLog';
+import { registerOpenApiRoute } from './openApiRoute';
 import { createRouteIndex, notFoundOrWrongMethod, registerContractRoutes } from './router';
 import { handlers } from './routes';
 import { DEMO_FIXTURE } from './seed';
@@ -127,8 +128,8 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
     throw error;
   }
   const { port } = app.server.address() as AddressInfo;
-  settings.appUrl = `http://${hostInUrl(options.host ?? DEFAULT_HOST)}:${port}`;
-  settings.baseUrl = settings.appUrl + BASE_PATH;
+  settings.appUrl = appUrlOf(options.host ?? DEFAULT_HOST, port);
+  settings.baseUrl = baseUrlOf(options.host ?? DEFAULT_HOST, port);
   const server = app;
   return {
     app,
@@ -163,6 +164,16 @@ function printedKeys(fixture: Fixture, state: MockState, now: Date): PrintedApiK
       };
     }),
   );
+}
+
+/** `{app_url}` of a mock listening on `host` and `port`. */
+function appUrlOf(host: string, port: number): string {
+  return `http://${hostInUrl(host)}:${port}`;
+}
+
+/** `{base_url}` of a mock listening on `host` and `port`. */
+export function baseUrlOf(host: string, port: number): string {
+  return appUrlOf(host, port) + BASE_PATH;
 }
 
 /** Links must work when pasted: a wildcard address is reached as localhost, IPv6 goes in brackets. */
@@ -223,6 +234,7 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
   registerContractRoutes(app, deps, handlers, options);
   registerControls(app, deps);
   registerAppRoutes(app, deps);
+  registerOpenApiRoute(app, deps);
   await app.ready();
   return app;
 }

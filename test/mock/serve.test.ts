@@ -23,6 +23,7 @@ describe('serve flags', () => {
       rateLimits: undefined,
       uploadMaxBytes: undefined,
       faults: {},
+      openapi: false,
     });
   });
 
@@ -66,6 +67,18 @@ describe('serve flags', () => {
   ])('refuses %j', (flags, message) => {
     expect(() => parse(flags)).toThrow(UsageError);
     expect(() => parse(flags)).toThrow(message);
+  });
+});
+
+describe('taxprep serve --openapi', () => {
+  it('prints the OpenAPI document for the address the flags give, without --mock, and exits 0', async () => {
+    const result = await execa(process.execPath, [BIN, 'serve', '--openapi', '--port', '4999'], { reject: false });
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toBe('');
+    const document = JSON.parse(result.stdout) as { openapi: string; servers: Array<{ url: string }>; paths: Record<string, unknown> };
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.servers).toEqual([{ url: 'http://127.0.0.1:4999/v1beta' }]);
+    expect(Object.keys(document.paths)).toContain('/accounts/{account_id}/login-link');
   });
 });
 

@@ -16,6 +16,7 @@ export function registerServe(program: Command, dispatch: Dispatch): void {
     .option('--latency <ms>', 'add this many milliseconds to every contract request (default: 0)')
     .option('--error-rate <fraction>', 'answer this fraction (0-1) of contract requests with 503 (default: 0)')
     .option('--drop-rate <fraction>', 'drop the connection of this fraction (0-1) of contract requests (default: 0)')
+    .option('--openapi', 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit')
     .addHelpText(
       'after',
       [
@@ -25,6 +26,7 @@ export function registerServe(program: Command, dispatch: Dispatch): void {
         '  taxprep serve --mock --port 0 --json            # one JSON line: base_url, app_url, keys',
         '  taxprep serve --mock --seed fixture.json --data-dir ./mock-data',
         '  taxprep serve --mock --rate-limit 5/10s --error-rate 0.1 --latency 200',
+        '  taxprep serve --openapi > openapi.json                # the contract for your own tools',
       ].join('\n'),
     )
     .action(async (flags: Record<string, unknown>) => {

@@ -17,11 +17,13 @@ export interface ServeOptions {
   rateLimits: RateLimitWindow[] | undefined;
   uploadMaxBytes: number | undefined;
   faults: Partial<FaultSettings>;
+  /** Print the OpenAPI document of the service (for `--host`/`--port`) and exit, instead of serving. */
+  openapi: boolean;
 }
 
 export function parseOptions(raw: RawInvocation): ServeOptions {
   const flags = raw.flags;
-  if (flags.mock !== true) {
+  if (flags.mock !== true && flags.openapi !== true) {
     throw new UsageError('taxprep serve needs --mock: the built-in mock is the only server there is. Run `taxprep serve --mock`.');
   }
   return {
@@ -32,6 +34,7 @@ export function parseOptions(raw: RawInvocation): ServeOptions {
     rateLimits: optional(flagText(flags.rateLimit), parseRateLimits),
     uploadMaxBytes: optional(flagText(flags.maxUploadSize), parseSize),
     faults: parseFaults(flags),
+    openapi: flags.openapi === true,
   };
 }
 
@@ -121,6 +124,7 @@ export function parseSize(value: string): number {
 }
 
 export async function run(ctx: Context, options: ServeOptions): Promise<number> {
+  if (options.openapi) return printOpenApi(ctx, options);
   const { createMockServer, DataDirError, DEFAULT_HOST, DEFAULT_PORT } = await import('../../mock/server');
   const fixture = options.seedPath === undefined ? undefined : await loadSeed(options.seedPath);
   const host = options.host ?? DEFAULT_HOST;
@@ -146,6 +150,14 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
   await stopRequested;
   await server.close();
   if (!ctx.globals.json) ctx.io.stderr.write('Mock service stopped.\n');
+  return 0;
+}
+
+/** The document the mock would serve at `{base_url}/openapi.json`, for the address the flags give. */
+async function printOpenApi(ctx: Context, options: ServeOptions): Promise<number> {
+  const [{ openApiDocument }, { DEFAULT_HOST, DEFAULT_PORT, baseUrlOf }] = await Promise.all([import('../../contract/openapi'), import('../../mock/server')]);
+  const baseUrl = baseUrlOf(options.host ?? DEFAULT_HOST, options.port ?? DEFAULT_PORT);
+  ctx.io.stdout.write(`${JSON.stringify(openApiDocument({ baseUrl }), null, 2)}\n`);
   return 0;
 }
 
