@@ -60,7 +60,8 @@ export const ERROR_DETAILS = {
   DELIVERABLE_NOT_FOUND: z.object({ project_id: id }),
   DOCUMENT_NOT_FOUND: z.object({ document_id: id }),
   PROJECT_NOT_FOUND: z.object({ project_id: id }),
-  DUPLICATE_EMAIL: z.object({ email: z.string(), existing_account_id: id }),
+  // existing_account_id only when the account is the caller's own (README, "Contract notes").
+  DUPLICATE_EMAIL: z.object({ email: z.string(), existing_account_id: id.optional() }),
   DELIVERABLE_EXISTS: z.object({ project_id: id, deliverable_id: id }),
   RATE_LIMIT_EXCEEDED: z.object({ limit: z.number(), window_seconds: z.number(), reset_at: z.string() }),
   NOT_FOUND: z.object({ method: z.string(), path: z.string() }),

@@ -164,9 +164,16 @@ describe('email uniqueness across the whole service', () => {
     await expectDuplicate({ ...person('new'), spouse: { ...person('s'), email: first.json.email } }, first.json.email, first.json.id);
   });
 
-  it("refuses an email used by another partner's client", async () => {
+  it("refuses an email used by another partner's client, without naming the account", async () => {
     const first = await create(person('cross-partner'));
-    await expectDuplicate({ ...person('x'), email: first.json.email }, first.json.email, first.json.id, mock.keys.beacon);
+    const response = await create({ ...person('x'), email: first.json.email }, mock.keys.beacon);
+    expect(response.status).toBe(409);
+    // Which account holds it is another partner's data: not named.
+    expect(response.json.error).toEqual({
+      code: 'DUPLICATE_EMAIL',
+      message: `The email ${first.json.email} is already used by a client of the service.`,
+      details: { email: first.json.email },
+    });
   });
 
   it('stores the email as given', async () => {

@@ -20,14 +20,17 @@ function accountUsingEmail(state: MockState, email: string): number | undefined 
   );
 }
 
-function rejectDuplicate(state: MockState, email: string): void {
+/**
+ * 409 when `email` is taken. The existing account is named only to its own partner: another
+ * partner learns that the email is taken (it must choose another) but not which account holds it.
+ */
+function rejectDuplicate(state: MockState, partner: PartnerRecord, email: string): void {
   const existing = accountUsingEmail(state, email);
-  if (existing !== undefined) {
-    throw new MockError('DUPLICATE_EMAIL', `The email ${email} is already used by account ${existing}.`, {
-      email,
-      existing_account_id: existing,
-    });
+  if (existing === undefined) return;
+  if (state.accounts.find((account) => account.id === existing)?.partner_id === partner.id) {
+    throw new MockError('DUPLICATE_EMAIL', `The email ${email} is already used by account ${existing}.`, { email, existing_account_id: existing });
   }
+  throw new MockError('DUPLICATE_EMAIL', `The email ${email} is already used by a client of the service.`, { email });
 }
 
 function validationError(details: FieldErrors): MockError<'VALIDATION_ERROR'> {
@@ -81,8 +84,8 @@ export const accountHandlers: Pick<Handlers, 'createAccount' | 'getAccount'> = {
     if (body.spouse && sameEmail(body.spouse.email, body.email)) {
       throw validationError({ 'spouse.email': ["must differ from the primary account holder's email"] });
     }
-    rejectDuplicate(state, body.email);
-    if (body.spouse) rejectDuplicate(state, body.spouse.email);
+    rejectDuplicate(state, partner, body.email);
+    if (body.spouse) rejectDuplicate(state, partner, body.spouse.email);
 
     // One instant for the whole creation: the links' expiry is exactly 7 days after created_at.
     const now = deps.clock.now();
