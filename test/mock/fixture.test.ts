@@ -156,10 +156,12 @@ describe('loadFixtureFile', () => {
 
   it.each([
     ['a missing colon', '{\n  "partners": [],\n  "accounts" []\n}', "line 3, column 14: expected ':' after the property name, found \"[\""],
-    ['a trailing comma', '{\n  "partners": [1,]\n}', 'line 2, column 18: unexpected "]" where a value should be'],
+    ['a trailing comma', '{\n  "partners": [1,]\n}', 'line 2, column 18: expected a value, found "]"'],
     ['a cut-off file', '{"partners": [', 'line 1, column 15: the file ends too early'],
-    ['single quotes', "{'partners': []}", 'line 1, column 2: expected a property name in double quotes, found "\'"'],
-    ['text after the value', '{}\n{}', 'line 2, column 1: unexpected "{" after the end of the JSON value'],
+    ['single quotes', "{'partners': []}", 'line 1, column 2: unexpected text: strings and property names take double quotes, and the literals are true, false and null, found "\'"'],
+    ['text after the value', '{}\n{}', 'line 2, column 1: unexpected text after the end of the JSON value, found "{"'],
+    ['a comment', '{"partners": []} // demo', 'line 1, column 18: comments are not allowed in JSON, found "/"'],
+    ['a line break in a string', '{"partners": [],\n "accounts": ["a\nb"]}', 'line 2, column 15: a string is not closed on its line, found "\\""'],
   ])('gives the line and column of invalid JSON: %s', async (_, text, expected) => {
     const path = await fileWith('broken.json', text);
     await expect(loadFixtureFile(path)).rejects.toThrow(`${path}: invalid JSON at ${expected}`);
