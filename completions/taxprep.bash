@@ -44,7 +44,7 @@ _taxprep() {
     "taxprep/profiles/remove") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
     "taxprep/whoami") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
     "taxprep/api") words="-f --field --raw-field --input -q --query --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/serve") words="--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
+    "taxprep/serve") words="--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --openapi --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
     "taxprep/completion") words="bash zsh fish --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
     "taxprep/help") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
   esac
