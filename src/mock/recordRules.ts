@@ -1,4 +1,4 @@
-import { text } from '../contract';
+import { DOCUMENT_MEDIA_TYPES, multilineText, oneOf, text } from '../contract';
 
 /**
  * Field rules of records that only the mock creates: a seed fixture (`fixture.ts`) and the
@@ -17,3 +17,11 @@ export const DEFAULT_FILE_TYPE = 'text/plain';
 
 /** Text of at most `maxCharacters` with something other than white space in it. */
 export const nonBlank = (maxCharacters: number) => text(maxCharacters).refine((value) => value.trim().length > 0, 'must not be blank');
+
+/** The fields both writers check alike (the fixture reads numbers as JSON numbers only, so view-link hours stay apart). */
+export const recordFields = {
+  itemDescription: nonBlank(ITEM_DESCRIPTION_MAX_CHARACTERS),
+  deliverableTitle: nonBlank(TITLE_MAX_CHARACTERS),
+  deliverableSummary: multilineText(SUMMARY_MAX_CHARACTERS),
+  fileType: oneOf(DOCUMENT_MEDIA_TYPES).default(DEFAULT_FILE_TYPE),
+};

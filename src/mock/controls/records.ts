@@ -3,7 +3,6 @@ import * as z from 'zod';
 import {
   ACCOUNT_STATUSES,
   DELIVERABLE_STATUSES,
-  DOCUMENT_MEDIA_TYPES,
   FILENAME_MAX_CHARACTERS,
   OUTSTANDING_ITEM_PRIORITIES,
   OUTSTANDING_ITEM_TYPES,
@@ -12,18 +11,9 @@ import {
   oneOf,
   safeDocumentFilename,
   multilineText,
-  text,
 } from '../../contract';
 import { MockError } from '../errors';
-import {
-  DEFAULT_FILE_TYPE,
-  ITEM_DESCRIPTION_MAX_CHARACTERS,
-  SUMMARY_MAX_CHARACTERS,
-  TITLE_MAX_CHARACTERS,
-  VIEW_LINK_HOURS,
-  VIEW_LINK_HOURS_RULE,
-  nonBlank,
-} from '../recordRules';
+import { VIEW_LINK_HOURS, VIEW_LINK_HOURS_RULE, nonBlank, recordFields } from '../recordRules';
 import { deliverableListItemOf, projectOfDeliverable } from '../routes/deliverables';
 import { documentOf } from '../routes/documents';
 import { projectStatusOf } from '../routes/projects';
@@ -84,7 +74,7 @@ const addOutstandingItem = control({
   params: idParams('project_id'),
   body: z.strictObject({
     type: oneOf(OUTSTANDING_ITEM_TYPES),
-    description: nonBlank(ITEM_DESCRIPTION_MAX_CHARACTERS),
+    description: recordFields.itemDescription,
     priority: oneOf(OUTSTANDING_ITEM_PRIORITIES).default('medium'),
   }),
   successStatus: 201,
@@ -124,11 +114,11 @@ const addDeliverable = control({
     'Give a project its deliverable {title, status (default draft), summary, filename, file_type, content, view_link_hours}; its document is created too.',
   params: idParams('project_id'),
   body: z.strictObject({
-    title: nonBlank(TITLE_MAX_CHARACTERS),
+    title: recordFields.deliverableTitle,
     status: oneOf(DELIVERABLE_STATUSES).default('draft'),
-    summary: multilineText(SUMMARY_MAX_CHARACTERS).default(''),
+    summary: recordFields.deliverableSummary.default(''),
     filename: nonBlank(FILENAME_MAX_CHARACTERS).optional(),
-    file_type: oneOf(DOCUMENT_MEDIA_TYPES).default(DEFAULT_FILE_TYPE),
+    file_type: recordFields.fileType,
     content: multilineText(DELIVERABLE_CONTENT_MAX_CHARACTERS).optional(),
     view_link_hours: viewLinkHours.default(VIEW_LINK_HOURS.default),
   }),
@@ -183,8 +173,8 @@ const updateDeliverable = control({
   body: z
     .strictObject({
       status: oneOf(DELIVERABLE_STATUSES).optional(),
-      title: nonBlank(TITLE_MAX_CHARACTERS).optional(),
-      summary: multilineText(SUMMARY_MAX_CHARACTERS).optional(),
+      title: recordFields.deliverableTitle.optional(),
+      summary: recordFields.deliverableSummary.optional(),
       view_link_hours: viewLinkHours.optional(),
     })
     .refine(atLeastOneField, NOTHING_TO_CHANGE),
