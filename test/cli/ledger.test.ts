@@ -5,10 +5,10 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/context';
 import { LedgerLockedError, UsageError } from '../../src/errors';
-import { Ledger, readLedger, type LinkTarget } from '../../src/ledger/ledger';
-import { acquireLedgerLock, lockPathOf } from '../../src/ledger/lock';
-import { defaultLedgerPath } from '../../src/ledger/paths';
-import { QuotaExhaustedError, RateLimitPacer } from '../../src/batch/pacer';
+import { Ledger, readLedger, type LinkTarget } from '../../src/commands/login-link/lib/ledgerStore';
+import { acquireLedgerLock, lockPathOf } from '../../src/commands/login-link/lib/ledgerLock';
+import { defaultLedgerPath } from '../../src/commands/login-link/lib/ledgerPaths';
+import { QuotaExhaustedError, RateLimitPacer } from '../../src/commands/login-link/lib/pacer';
 
 const realClock: Clock = { now: () => new Date(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 const origin = 'http://127.0.0.1:4010';

@@ -1,9 +1,9 @@
-import { QuotaExhaustedError, RateLimitPacer } from '../../batch/pacer';
-import type { LoginLinkItem } from '../../batch/input';
-import { runPool } from '../../batch/pool';
-import { createProgress, type Progress } from '../../batch/progress';
+import { QuotaExhaustedError, RateLimitPacer } from './lib/pacer';
+import type { LoginLinkItem } from './lib/input';
+import { runPool } from './lib/pool';
+import { createProgress, type Progress } from './lib/batchProgress';
 import { CliError, EXIT } from '../../errors';
-import type { Ledger } from '../../ledger/ledger';
+import type { Ledger } from './lib/ledgerStore';
 import { createOutput, type Output } from '../../output';
 import { palette, type Palette } from '../../output/colors';
 import { writeText } from '../../output/write';

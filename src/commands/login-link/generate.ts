@@ -2,11 +2,11 @@ import type { ApiClient, ApiResponse } from '../../api/types';
 import type { LoginLinkRecord } from '../../contract';
 import type { Context } from '../../context';
 import { ApiError, CliError, MissingCredentialsError, NetworkError, UsageError } from '../../errors';
-import type { LoginLinkItem } from '../../batch/input';
-import { RateLimitPacer } from '../../batch/pacer';
-import { Ledger, type LinkTarget } from '../../ledger/ledger';
-import { acquireLedgerLock } from '../../ledger/lock';
-import { defaultLedgerPath } from '../../ledger/paths';
+import type { LoginLinkItem } from './lib/input';
+import { RateLimitPacer } from './lib/pacer';
+import { Ledger, type LinkTarget } from './lib/ledgerStore';
+import { acquireLedgerLock } from './lib/ledgerLock';
+import { defaultLedgerPath } from './lib/ledgerPaths';
 import { definedOnly } from '../parseFlags';
 import type { LinkRequestDefaults, RunFlags } from './options';
 

@@ -1,5 +1,5 @@
 import type { Context } from '../../context';
-import { readLedger } from '../../ledger/ledger';
+import { readLedger } from './lib/ledgerStore';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
 import { ledgerPathOf } from './generate';

@@ -1,7 +1,7 @@
 import type { Context } from '../../context';
-import type { LoginLinkItem } from '../../batch/input';
+import type { LoginLinkItem } from './lib/input';
 import { UsageError } from '../../errors';
-import { readLedger, type LedgerView } from '../../ledger/ledger';
+import { readLedger, type LedgerView } from './lib/ledgerStore';
 import { createOutput } from '../../output';
 import { writeText } from '../../output/write';
 import { definedOnly, flagConflict } from '../parseFlags';

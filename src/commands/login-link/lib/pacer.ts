@@ -1,5 +1,5 @@
-import type { Clock } from '../context';
-import { CliError, EXIT } from '../errors';
+import type { Clock } from '../../../context';
+import { CliError, EXIT } from '../../../errors';
 
 /** What one answer said about the key's quota (`X-RateLimit-*`), on the service's clock. */
 export interface RateLimitReading {

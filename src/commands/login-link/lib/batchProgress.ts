@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { Clock } from '../context';
+import type { Clock } from '../../../context';
 
 export interface Progress {
   /** Removes the line so that other output starts at the left margin. */
