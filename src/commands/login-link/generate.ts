@@ -6,7 +6,7 @@ import type { LoginLinkItem } from './lib/input';
 import { RateLimitPacer } from './lib/pacer';
 import { Ledger, type LinkTarget } from './lib/ledgerStore';
 import { acquireLedgerLock } from './lib/ledgerLock';
-import { defaultLedgerPath } from './lib/ledgerPaths';
+import { ledgerPathOf } from './lib/ledgerPaths';
 import { definedOnly } from '../parseFlags';
 import type { LinkRequestDefaults, RunFlags } from './options';
 
@@ -33,10 +33,6 @@ export interface Session {
 export async function openSession(ctx: Context): Promise<Session> {
   const [settings, api] = await Promise.all([ctx.settings(), ctx.api()]);
   return { ctx, api, origin: new URL(settings.baseUrl).origin, profile: settings.profileName };
-}
-
-export function ledgerPathOf(ctx: Context, flags: Pick<RunFlags, 'ledgerPath'>): string {
-  return flags.ledgerPath ?? defaultLedgerPath(ctx.env);
 }
 
 export function targetOf(session: Pick<Session, 'origin'>, item: LoginLinkItem): LinkTarget {

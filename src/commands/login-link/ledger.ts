@@ -2,8 +2,8 @@ import type { Context } from '../../context';
 import { readLedger } from './lib/ledgerStore';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
-import { ledgerPathOf } from './generate';
-import { renewalNow } from './renew';
+import { ledgerPathOf } from './lib/ledgerPaths';
+import { renewalNow } from './lib/renewalNow';
 
 export interface LedgerOptions {
   ledgerPath: string | undefined;
