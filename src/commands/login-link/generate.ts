@@ -113,12 +113,18 @@ export async function generateLink(
   const target = targetOf(session, item);
   const sequence = await options.pacer?.acquire(options.signal);
   const meta = () => ({ profile: session.profile, ...(options.run ? { run: options.run } : {}), at: session.ctx.clock.now() });
-  const intent = await ledger.recordIntent(target, meta());
+  let intent: string;
   let response: ApiResponse<LoginLinkRecord>;
   try {
-    response = await session.api.call('createLoginLink', { params: { account_id: item.account_id }, body });
+    intent = await ledger.recordIntent(target, meta());
+    try {
+      response = await session.api.call('createLoginLink', { params: { account_id: item.account_id }, body });
+    } catch (error) {
+      if (madeNoLink(error)) await ledger.recordRefused(intent, target, (error as CliError).code, meta());
+      throw error;
+    }
   } catch (error) {
-    if (madeNoLink(error)) await ledger.recordRefused(intent, target, (error as CliError).code, meta());
+    if (sequence !== undefined) options.pacer!.release(sequence);
     throw error;
   }
   const record = response.data;
