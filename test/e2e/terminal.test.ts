@@ -1,0 +1,48 @@
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import stringWidth from 'string-width';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHome, withoutColor } from '../helpers/cli';
+import { startMock, type RunningMock } from '../helpers/mock';
+
+/** What a person at a terminal sees: the real CLI under a pseudo-terminal (`script`) of a given width. */
+
+const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
+const LONG_TITLE = '2024 federal and state return, amended 1040-X, 源泉徴収票';
+let mock: RunningMock;
+
+beforeAll(async () => {
+  mock = await startMock({ rateLimits: [] });
+  await mock.request('/_mock/deliverables/9001', { body: { title: LONG_TITLE } });
+});
+afterAll(() => mock.close());
+
+/** Runs taxprep in a pseudo-terminal `columns` wide; returns what the screen got, without colour. */
+async function onTerminal(columns: number, args: string[]) {
+  const command = ['stty', 'cols', String(columns), 'rows', '50;', 'exec', process.execPath, BIN, ...args].join(' ');
+  const result = await execa('script', ['-qfec', command, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: makeHome(), TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys.acme },
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
+  return { exitCode: result.exitCode, lines: withoutColor(String(result.stdout)).replace(/\r\n/g, '\n').trimEnd().split('\n') };
+}
+
+describe('tables fit the terminal', () => {
+  it('at 80 columns no row is wider than the screen: the long title gives way first, then the widest other columns', async () => {
+    const { exitCode, lines } = await onTerminal(80, ['deliverables', 'list']);
+    expect(exitCode).toBe(0);
+    expect(lines[0]).toMatch(/^ID +PROJECT +ACCOUNT +TYPE +STATUS +TITLE +PREPARED$/);
+    expect(Math.max(...lines.map((line) => stringWidth(line)))).toBeLessThanOrEqual(80);
+    const row = lines.find((line) => line.startsWith('9001 '));
+    expect(row).toMatch(/ draft +2024 federa… +\d{4}-\d\d-\d\d/);
+  });
+
+  it('at 160 columns a title longer than 40 characters is shown whole', async () => {
+    const { exitCode, lines } = await onTerminal(160, ['deliverables', 'list']);
+    expect(exitCode).toBe(0);
+    expect(lines.find((line) => line.startsWith('9001 '))).toContain(LONG_TITLE);
+    expect(Math.max(...lines.map((line) => stringWidth(line)))).toBeLessThanOrEqual(160);
+  });
+});
