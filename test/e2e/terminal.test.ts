@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeHome, withoutColor } from '../helpers/cli';
+import { makeHome, runCli, withoutColor } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 
 /** What a person at a terminal sees: the real CLI under a pseudo-terminal (`script`) of a given width. */
@@ -44,5 +44,27 @@ describe('tables fit the terminal', () => {
     expect(exitCode).toBe(0);
     expect(lines.find((line) => line.startsWith('9001 '))).toContain(LONG_TITLE);
     expect(Math.max(...lines.map((line) => stringWidth(line)))).toBeLessThanOrEqual(160);
+  });
+});
+
+describe('deliverables get with a deliverable id', () => {
+  const env = () => ({ TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys.acme });
+
+  it("names the deliverable's project and says the command takes a project id", async () => {
+    const result = await runCli(['deliverables', 'get', '9001'], { env: env() });
+    expect(result.exitCode).toBe(4);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('error: 9001 is a deliverable id, not a project id: deliverable 9001 belongs to project 5002.');
+    expect(result.stderr).toContain('deliverables get takes a project id: run `taxprep deliverables get 5002`.');
+  });
+
+  it('keeps the service code in --json, and says which id it takes when the id is nobody’s', async () => {
+    const json = await runCli(['deliverables', 'get', '9001', '--json'], { env: env() });
+    expect(json.exitCode).toBe(4);
+    expect(JSON.parse(json.stderr).error.code).toBe('PROJECT_NOT_FOUND');
+    const unknown = await runCli(['deliverables', 'get', '424242'], { env: env() });
+    expect(unknown.exitCode).toBe(4);
+    expect(unknown.stderr).toContain('No project with id 424242');
+    expect(unknown.stderr).toContain('deliverables get takes a project id (the PROJECT column of `taxprep deliverables list`), not a deliverable id.');
   });
 });
