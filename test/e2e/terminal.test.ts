@@ -68,3 +68,30 @@ describe('deliverables get with a deliverable id', () => {
     expect(unknown.stderr).toContain('deliverables get takes a project id (the PROJECT column of `taxprep deliverables list`), not a deliverable id.');
   });
 });
+
+describe('Ctrl-C at the hidden key prompt', () => {
+  it('finishes the prompt line, saves nothing and exits 130', async () => {
+    const home = makeHome();
+    const child = execa('script', ['-qfec', `${process.execPath} ${BIN} profiles add work`, '/dev/null'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
+      extendEnv: false,
+      reject: false,
+      stdin: 'pipe',
+      stripFinalNewline: false,
+    });
+    let screen = '';
+    await new Promise<void>((resolve) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        screen += chunk.toString('utf8');
+        if (screen.includes('API key for profile "work": ')) resolve();
+      });
+    });
+    child.stdin!.write('tpk_half');
+    child.stdin!.write('\u0003');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    expect(String(result.stdout).replace(/\r\n/g, '\n')).toBe('API key for profile "work": \n');
+    const list = await runCli(['profiles', 'list'], { home });
+    expect(list.stdout).not.toContain('work');
+  });
+});
