@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/context';
 import { QuotaExhaustedError, RateLimitPacer } from '../../src/commands/login-link/lib/pacer';
+import { formatProgress, formatRate } from '../../src/commands/login-link/lib/batchProgress';
 import { runPool } from '../../src/commands/login-link/lib/pool';
 
 /**
@@ -193,5 +194,16 @@ describe('rate-limit pacer', () => {
     const pacer = new RateLimitPacer(time.recordingClock);
     for (let index = 0; index < 50; index += 1) pacer.record(await pacer.acquire(), {});
     expect(time.sleeps).toEqual([]);
+  });
+});
+
+describe('the rate a batch reports', () => {
+  it('reads sensibly after a wait: per minute or hour below one a second, nothing when nothing was generated', () => {
+    expect(formatRate(250, 20_000)).toBe('12.5/s');
+    expect(formatRate(3, 65_000)).toBe('2.8/min');
+    expect(formatRate(1, 2 * 3_600_000)).toBe('0.5/h');
+    expect(formatRate(0, 65_000)).toBeUndefined();
+    expect(formatProgress(0, 10, 5000)).toBe('  0/10  0%  -/s  ETA ?');
+    expect(formatProgress(2, 10, 60_000)).toBe('  2/10  20%  2.0/min  ETA 4m00s');
   });
 });

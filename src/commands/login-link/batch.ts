@@ -1,7 +1,7 @@
 import { QuotaExhaustedError, RateLimitPacer } from './lib/pacer';
 import type { LoginLinkItem } from './lib/input';
 import { runPool } from './lib/pool';
-import { createProgress, type Progress } from './lib/batchProgress';
+import { createProgress, formatRate, type Progress } from './lib/batchProgress';
 import { CliError, EXIT } from '../../errors';
 import type { Ledger } from './lib/ledgerStore';
 import { createOutput, type Output } from '../../output';
@@ -91,12 +91,13 @@ export async function runBatch(session: Session, ledger: Ledger, plan: BatchPlan
   }
 
   const counts = printer.counts();
-  const seconds = (ctx.clock.now().getTime() - startedMs) / 1000;
+  const elapsedMs = ctx.clock.now().getTime() - startedMs;
   const unsent = plan.send.length + plan.settled.length - counts.issued - counts.failed - counts.skipped;
+  const rate = formatRate(counts.issued, elapsedMs);
   await out.note(
     `login links: ${counts.issued} generated, ${counts.failed} failed, ${counts.skipped} skipped` +
       (unsent > 0 ? `, ${unsent} not sent` : '') +
-      ` in ${seconds.toFixed(1)}s (${(counts.issued / Math.max(seconds, 0.001)).toFixed(1)}/s)`,
+      ` in ${(elapsedMs / 1000).toFixed(1)}s${rate === undefined ? '' : ` (${rate})`}`,
   );
   if (globalFailure) throw globalFailure;
   if (counts.failed > 0) return EXIT.PARTIAL;
