@@ -54,6 +54,6 @@ describe('login-link in a pipe', () => {
     expect(lines.filter((cells) => cells[0] === 'failed')).toEqual([['failed', String(SUSPENDED), '-', 'ACCOUNT_SUSPENDED', expect.stringContaining('suspended')]]);
     expect(result.stderr).not.toContain('ETA');
     expect(result.stderr).not.toContain('\x1b');
-    expect(result.stderr.trim()).toMatch(/^login links: 5 generated, 1 failed, 0 skipped in [\d.]+s \([\d.]+\/s\)$/);
+    expect(result.stderr.trim()).toMatch(new RegExp(`^login links: 5 generated, 1 failed, 0 skipped in [\\d.]+s \\([\\d.]+/s\\)\nfailed: ${SUSPENDED} ACCOUNT_SUSPENDED$`));
   });
 });

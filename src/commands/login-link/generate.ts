@@ -6,6 +6,7 @@ import type { LoginLinkItem } from './lib/input';
 import { RateLimitPacer } from './lib/pacer';
 import { Ledger, type LinkTarget } from './lib/ledgerStore';
 import { acquireLedgerLock } from './lib/ledgerLock';
+import { keepOutputPrivate } from './lib/privateOutput';
 import { ledgerPathOf } from './lib/ledgerPaths';
 import { definedOnly } from '../parseFlags';
 import type { LinkRequestDefaults, RunFlags } from './options';
@@ -30,7 +31,9 @@ export interface Session {
   profile: string | null;
 }
 
+/** Opens a session that generates links: what stdout gets will hold them (see `keepOutputPrivate`). */
 export async function openSession(ctx: Context): Promise<Session> {
+  keepOutputPrivate(ctx.io.stdout);
   const [settings, api] = await Promise.all([ctx.settings(), ctx.api()]);
   return { ctx, api, origin: new URL(settings.baseUrl).origin, profile: settings.profileName };
 }
