@@ -28,12 +28,14 @@ const MIN_FREE_TEXT_WIDTH = 12;
 const ELLIPSIS = '…';
 /** Colour and style escapes, the only ones a sanitised cell can hold. */
 const SGR = /\u001b\[[0-9;]*m/g;
+const SGR_TEST = /\u001b\[[0-9;]*m/;
 
 /**
  * Rows of already formatted cells. On a terminal an aligned, borderless table that fits the
  * terminal's width: while it is too wide, the widest free-text column is shortened, down to a
- * readable minimum; only when that is not enough are other columns (types, dates) shortened too,
- * widest first, down to their titles, so that no row wraps. Widths are display widths
+ * readable minimum; only when that is not enough are other columns shortened too, widest first,
+ * down to their titles: plain values (types, dates) before coloured ones (statuses), so that no
+ * row wraps. Widths are display widths
  * (East Asian wide characters count two columns, combining marks none, emoji clusters two) and text
  * is cut between grapheme clusters. Off a terminal one tab-separated line per row, no header and
  * nothing shortened, stable for `cut` and `awk` (the GitHub CLI's convention). Cells are sanitised
@@ -51,8 +53,11 @@ export async function renderTable(head: Column[], rows: string[][], layout: Tabl
   const freeTextMinimums = head.map((column, index) =>
     typeof column === 'string' ? natural[index]! : Math.min(natural[index]!, Math.max(MIN_FREE_TEXT_WIDTH, titleWidths[index]!)),
   );
-  // Free text gives way first; only if that is not enough does any column, down to its title.
-  const widths = fitWidths(fitWidths(natural, freeTextMinimums, available), titleWidths, available);
+  // Free text gives way first, then columns of plain values (types, dates, sizes), and coloured
+  // ones (statuses, whose colour is half their meaning) last, each down to its title.
+  const coloured = head.map((_, index) => rows.some((row) => SGR_TEST.test(row[index] ?? '')));
+  const plainMinimums = titleWidths.map((width, index) => (coloured[index] ? natural[index]! : width));
+  const widths = [freeTextMinimums, plainMinimums, titleWidths].reduce((fitted, minimums) => fitWidths(fitted, minimums, available), natural);
   const pad = (text: string, index: number) => text + ' '.repeat(Math.max(0, widths[index]! - stringWidth(text)));
   const line = (cells: string[]) => cells.join(' '.repeat(GAP)).trimEnd();
   const header = line(titles.map((title, index) => pad(layout.colors.bold(title), index)));

@@ -207,6 +207,12 @@ describe('tables and cards', () => {
     expect(fitWidths([4, 54, 8, 75], [4, 12, 8, 12], 80 - 6)).toEqual([4, 31, 8, 31]);
   });
 
+  it('shortens plain columns before coloured ones (statuses), when free text is not enough', async () => {
+    const rows = [['quarterly_estimate', '\u001b[33mwaiting_on_client\u001b[39m', '2026-12-07 16:43 UTC (in 14 days)']];
+    const text = await renderTable(['Type', 'Status', 'Due'], rows, { tty: true, colors: palette(false), columns: 50 });
+    expect(text.split('\n')[1]).toBe('quarterly_est…  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07 16:…');
+  });
+
   it('cuts nothing when the terminal is wide enough', async () => {
     const text = await renderTable(head, longRows, { tty: true, colors: palette(false), columns: 160 });
     expect(text).toContain(longRows[0]![3]);
