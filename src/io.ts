@@ -74,20 +74,46 @@ const BACKSPACES = new Set(['\u007f', '\b']);
 /**
  * A secret from the user: on a terminal a prompt on stderr and keystrokes read without echo; from a
  * pipe, the first line of stdin. Trimmed either way, since a pasted key often carries a newline.
+ *
+ * Raw mode turns Ctrl-C into a keystroke, so it is handed back as what it is: the prompt's line is
+ * finished, the terminal restored, and `interrupt` (SIGINT to this process) ends taxprep the way
+ * Ctrl-C does anywhere else, exit status 130, with nothing saved.
  */
-export async function readSecret(io: IO, prompt: string): Promise<string> {
-  if (io.stdinIsTTY) {
-    io.stderr.write(prompt);
-    const secret = await readHidden(io.stdin);
+export async function readSecret(io: IO, prompt: string, interrupt: () => Promise<void> | void = interruptSelf): Promise<string> {
+  if (!io.stdinIsTTY) return (await readFirstLine(io.stdin)).trim();
+  let secret: string;
+  try {
+    // The prompt appears once echo is off, so nothing typed after it is ever shown.
+    secret = await readHidden(io.stdin, () => io.stderr.write(prompt));
+  } catch (error) {
     io.stderr.write('\n');
-    return secret.trim();
+    if (error === INTERRUPTED) await interrupt();
+    throw error;
   }
-  return (await readFirstLine(io.stdin)).trim();
+  io.stderr.write('\n');
+  return secret.trim();
 }
 
-function readHidden(stdin: Readable): Promise<string> {
+/** How long the signal gets to end the process before the interruption is reported as an error instead. */
+const SIGNAL_GRACE_MS = 1000;
+
+/**
+ * Sends SIGINT to this process and gives it time to act: a listener (conf's exit hooks, through
+ * when-exit) handles the signal on a later turn of the event loop and then raises it again, and
+ * the error thrown meanwhile must not end the process first with an exit code of its own.
+ */
+async function interruptSelf(): Promise<void> {
+  process.kill(process.pid, 'SIGINT');
+  await new Promise((resolve) => setTimeout(resolve, SIGNAL_GRACE_MS));
+}
+
+/** What `readHidden` rejects with on Ctrl-C; a usage error should the signal be caught elsewhere. */
+const INTERRUPTED = new UsageError('cancelled at the prompt; nothing was saved');
+
+function readHidden(stdin: Readable, prompt: () => void): Promise<string> {
   const raw = stdin as Readable & { setRawMode?: (on: boolean) => void };
   raw.setRawMode?.(true);
+  prompt();
   stdin.setEncoding('utf8');
   let typed = '';
   return new Promise<string>((resolve, reject) => {
@@ -102,7 +128,7 @@ function readHidden(stdin: Readable): Promise<string> {
     const onData = (chunk: string) => {
       for (const character of chunk) {
         if (character === '\r' || character === '\n' || character === CTRL_D) return finish();
-        if (character === CTRL_C) return finish(new UsageError('cancelled; nothing was saved'));
+        if (character === CTRL_C) return finish(INTERRUPTED);
         if (BACKSPACES.has(character)) typed = typed.slice(0, -1);
         else typed += character;
       }

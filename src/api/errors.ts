@@ -31,7 +31,7 @@ export function hintFor(status: number, body: ErrorBody, context: ErrorContext):
       return 'The account is suspended. Contact support to reactivate it; no login link can be generated until then.';
     case 'RATE_LIMIT_EXCEEDED': {
       const resetAt = field(details, 'reset_at');
-      return `The key's rate limit is used up${resetAt ? ` until ${resetAt}` : ''}. Try again after that; taxprep waits and retries up to --max-retries times by itself.`;
+      return `The key's rate limit is used up${resetAt ? ` until ${resetAt}` : ''}. Run the command again after that.`;
     }
     case 'DUPLICATE_EMAIL': {
       const existing = field(details, 'existing_account_id');

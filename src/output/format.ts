@@ -2,15 +2,15 @@ import { colorStatus, type Palette } from './colors';
 import { formatTimestamp } from './dates';
 import { clampPercent, formatBytes, progressBar } from './progress';
 import { sanitizeLine, sanitizeText } from './sanitize';
-import { truncate } from './table';
 
 /**
  * Turns service values into printable cells. Every value passes through the sanitiser here, so a
  * command cannot print a service string raw by forgetting to. For people (a terminal): readable
- * dates, coloured statuses, progress bars, long text shortened. For programs: the values as sent.
+ * dates, coloured statuses, progress bars (tables shorten free text to the terminal's width). For
+ * programs: the values as sent.
  */
 export interface Format {
-  text(value: unknown, maxWidth?: number): string;
+  text(value: unknown): string;
   multiline(value: unknown): string;
   date(value: unknown): string;
   status(value: unknown): string;
@@ -21,10 +21,7 @@ export interface Format {
 export function createFormat(options: { readable: boolean; colors: Palette; now: Date }): Format {
   const { readable, colors, now } = options;
   return {
-    text: (value, maxWidth) => {
-      const line = sanitizeLine(value);
-      return readable && maxWidth !== undefined ? truncate(line, maxWidth) : line;
-    },
+    text: (value) => sanitizeLine(value),
     multiline: (value) => sanitizeText(value),
     date: (value) => (value === null || value === undefined ? '-' : formatTimestamp(value, { readable, now })),
     status: (value) => colorStatus(colors, sanitizeLine(value)),

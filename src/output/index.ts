@@ -3,11 +3,12 @@ import { renderCard, type CardSection } from './card';
 import { palette } from './colors';
 import { createFormat, type Format } from './format';
 import { JsonListWriter, formatJson, formatNdjsonLine } from './json';
-import { renderTable } from './table';
+import { renderTable, type Column } from './table';
 import { writeText } from './write';
 
 export type { CardSection } from './card';
 export type { Format } from './format';
+export { freeText, type Column } from './table';
 
 /**
  * Everything a command prints goes through here: data to stdout (JSON as the service sent it,
@@ -21,7 +22,7 @@ export interface Output {
   jsonList(key: string): JsonListWriter;
   ndjson(item: unknown): Promise<void>;
   /** `title` is shown above the table on a terminal (a table that follows a card). */
-  table(head: string[], rows: string[][], title?: string): Promise<void>;
+  table(head: Column[], rows: string[][], title?: string): Promise<void>;
   card(sections: CardSection[]): Promise<void>;
   /** A message for the person (stderr): never mixed with data. */
   note(message: string): Promise<void>;
@@ -38,7 +39,7 @@ export function createOutput(ctx: Pick<Context, 'io' | 'clock'>): Output {
     ndjson: (item) => writeText(io.stdout, formatNdjsonLine(item)),
     table: async (head, rows, title) => {
       const heading = title !== undefined && io.stdoutIsTTY ? `\n${colors.bold(title)}\n` : '';
-      await writeText(io.stdout, heading + (await renderTable(head, rows, { tty: io.stdoutIsTTY, colors })));
+      await writeText(io.stdout, heading + (await renderTable(head, rows, { tty: io.stdoutIsTTY, colors, columns: io.columns })));
     },
     card: (sections) => writeText(io.stdout, renderCard(sections, colors)),
     note: (message) => writeText(io.stderr, `${message}\n`),

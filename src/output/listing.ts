@@ -1,4 +1,4 @@
-import type { Format, Output } from './index';
+import type { Column, Format, Output } from './index';
 
 /** How a list is printed: the service's JSON document, one item a line, or a table. */
 export type ListMode = 'json' | 'ndjson' | 'table';
@@ -25,7 +25,7 @@ export interface ListSpec<Data extends ListData, Item> {
   /** The array's name in the service's document (`documents`, `deliverables`). */
   key: string;
   items(data: Data): Item[];
-  head: string[];
+  head: Column[];
   row(item: Item, format: Format): string[];
 }
 

@@ -48,6 +48,19 @@ describe('reading a secret', () => {
     expect(stdout.text()).toBe('');
     expect(stdin.rawModes).toEqual([true, false]);
   });
+
+  it('on Ctrl-C: finishes the prompt line, restores the terminal, then interrupts', async () => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true, rawModes: [] as boolean[], setRawMode(on: boolean) { this.rawModes.push(on); } });
+    const stderr = new CapturedStream({ isTTY: true });
+    const io = createIO({ env: {}, color: false, stdout: new CapturedStream({ isTTY: true }), stderr, stdin });
+    const seen: string[] = [];
+    const secret = readSecret(io, 'Key: ', () => {
+      seen.push(`interrupted after ${JSON.stringify(stderr.text())}, raw ${stdin.rawModes.join(',')}`);
+    });
+    stdin.write('tpk_half\u0003');
+    await expect(secret).rejects.toMatchObject({ exitCode: 2 });
+    expect(seen).toEqual(['interrupted after "Key: \\n", raw true,false']);
+  });
 });
 
 it('opens a browser only where one can be launched', () => {

@@ -5,10 +5,9 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/context';
 import { LedgerLockedError, UsageError } from '../../src/errors';
-import { Ledger, readLedger, type LinkTarget } from '../../src/ledger/ledger';
-import { acquireLedgerLock, lockPathOf } from '../../src/ledger/lock';
-import { defaultLedgerPath } from '../../src/ledger/paths';
-import { QuotaExhaustedError, RateLimitPacer } from '../../src/batch/pacer';
+import { Ledger, readLedger, type LinkTarget } from '../../src/commands/login-link/lib/ledgerStore';
+import { acquireLedgerLock, lockPathOf } from '../../src/commands/login-link/lib/ledgerLock';
+import { defaultLedgerPath } from '../../src/commands/login-link/lib/ledgerPaths';
 
 const realClock: Clock = { now: () => new Date(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 const origin = 'http://127.0.0.1:4010';
@@ -159,64 +158,5 @@ describe('ledger lock', () => {
 
     writeFileSync(lockPathOf(path), JSON.stringify({ pid: deadPid, hostname: 'elsewhere.example', started_at: '2026-11-23T00:00:00Z' }));
     await expect(acquireLedgerLock(path, { waitMs: 0, clock: realClock })).rejects.toBeInstanceOf(LedgerLockedError);
-  });
-});
-
-describe('rate-limit pacer', () => {
-  /** A clock whose sleeps move time forward at once and are recorded. */
-  function fakeClock(startMs: number) {
-    let nowMs = startMs;
-    const sleeps: number[] = [];
-    const clock: Clock = {
-      now: () => new Date(nowMs),
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        nowMs += ms;
-      },
-    };
-    return { clock, sleeps, advance: (ms: number) => (nowMs += ms) };
-  }
-  const headers = (remaining: number, resetSeconds: number) => ({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(resetSeconds) });
-
-  it('spends the window, then waits for its reset on the service clock, then spends the next', async () => {
-    const startMs = 1_800_000_000_000;
-    const { clock, sleeps } = fakeClock(startMs);
-    const pacer = new RateLimitPacer(clock);
-    // The service clock runs one hour ahead of ours (the mock's virtual clock, advanced).
-    const serviceNow = () => clock.now().getTime() + 3_600_000;
-    const resetSeconds = (serviceNow() + 2000) / 1000;
-
-    const first = await pacer.acquire();
-    pacer.record(first, headers(2, resetSeconds), serviceNow());
-    await pacer.acquire();
-    await pacer.acquire();
-    expect(sleeps).toEqual([]);
-    const fourth = await pacer.acquire();
-    expect(sleeps).toHaveLength(1);
-    expect(sleeps[0]).toBeGreaterThanOrEqual(2000);
-    expect(sleeps[0]).toBeLessThan(2200);
-    pacer.record(fourth, headers(2, resetSeconds + 2), serviceNow());
-    await pacer.acquire();
-    await pacer.acquire();
-    expect(sleeps).toHaveLength(1);
-  });
-
-  it('stops instead of waiting hours when the quota is spent until a distant reset (the daily window)', async () => {
-    const startMs = 1_800_000_000_000;
-    const { clock, sleeps } = fakeClock(startMs);
-    const pacer = new RateLimitPacer(clock);
-    pacer.record(await pacer.acquire(), headers(0, (startMs + 5 * 3_600_000) / 1000), startMs);
-    const error = await pacer.acquire().catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(QuotaExhaustedError);
-    expect((error as QuotaExhaustedError).exitCode).toBe(6);
-    expect((error as QuotaExhaustedError).message).toContain(`allows no more until ${new Date(startMs + 5 * 3_600_000).toISOString()}`);
-    expect(sleeps).toEqual([]);
-  });
-
-  it('does not pace when the service sends no rate-limit headers', async () => {
-    const { clock, sleeps } = fakeClock(0);
-    const pacer = new RateLimitPacer(clock);
-    for (let index = 0; index < 50; index += 1) pacer.record(await pacer.acquire(), {});
-    expect(sleeps).toEqual([]);
   });
 });

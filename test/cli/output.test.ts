@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { renderCard } from '../../src/output/card';
 import { colorStatus, palette } from '../../src/output/colors';
@@ -8,7 +9,7 @@ import { JsonListWriter, formatJson, formatNdjsonLine } from '../../src/output/j
 import { listMode } from '../../src/output/listing';
 import { clampPercent, formatBytes, progressBar } from '../../src/output/progress';
 import { sanitizeLine, sanitizeText } from '../../src/output/sanitize';
-import { renderTable, truncate } from '../../src/output/table';
+import { fitWidths, freeText, renderTable, truncate } from '../../src/output/table';
 
 const NOW = new Date('2026-11-17T10:15:00Z');
 const ESC = '\u001b';
@@ -110,10 +111,10 @@ describe('the format for people and for programs', () => {
     expect(forPrograms.progress(45)).toBe('45%');
   });
 
-  it('shortens long text for people only', () => {
+  it('leaves shortening to the table, which knows the terminal', () => {
     const long = 'x'.repeat(60);
-    expect(forPeople.text(long, 10)).toBe(`${'x'.repeat(9)}…`);
-    expect(forPrograms.text(long, 10)).toBe(long);
+    expect(forPeople.text(long)).toBe(long);
+    expect(forPrograms.text(long)).toBe(long);
   });
 
   it('sanitises a status before colouring it', () => {
@@ -164,13 +165,13 @@ describe('tables and cards', () => {
   ];
 
   it('prints tab-separated rows without a header off a terminal', async () => {
-    expect(await renderTable(['ID', 'Filename', 'Tax year'], rows, { tty: false, colors: palette(false) })).toBe(
+    expect(await renderTable(['ID', 'Filename', 'Tax year'], rows, { tty: false, colors: palette(false), columns: 10 })).toBe(
       '1\tw2.pdf\t2024\n22\ta much longer name.pdf\t2023\n',
     );
   });
 
   it('prints an aligned table with a header on a terminal', async () => {
-    const text = await renderTable(['ID', 'Filename', 'Tax year'], rows, { tty: true, colors: palette(false) });
+    const text = await renderTable(['ID', 'Filename', 'Tax year'], rows, { tty: true, colors: palette(false), columns: 80 });
     expect(text.split('\n')).toEqual([
       'ID  FILENAME                TAX YEAR',
       '1   w2.pdf                  2024',
@@ -179,9 +180,48 @@ describe('tables and cards', () => {
     ]);
   });
 
-  it('truncates by characters, not UTF-16 units', () => {
-    expect(truncate('😀😀😀😀', 3)).toBe('😀😀…');
-    expect(truncate('short', 10)).toBe('short');
+  it('truncates by display width, between grapheme clusters', () => {
+    expect(truncate('😀😀😀😀', 5, stringWidth)).toBe('😀😀…');
+    expect(truncate('日本語のテキスト', 8, stringWidth)).toBe('日本語…');
+    // A wide character that would straddle the edge is left out, not split.
+    expect(truncate('日本語のテキスト', 7, stringWidth)).toBe('日本語…');
+    expect(truncate('Re\u0301sume\u0301 de\u0301taille\u0301', 8, stringWidth)).toBe('Re\u0301sume\u0301 …');
+    expect(truncate('👨‍👩‍👧 family', 3, stringWidth)).toBe('👨‍👩‍👧…');
+    expect(truncate('short', 10, stringWidth)).toBe('short');
+    expect(truncate('\u001b[33mwaiting_on_client\u001b[39m', 8, stringWidth)).toBe('waiting…');
+  });
+
+  const longRows = [
+    ['1001', 'Scan of the 2024 W-2 from the main employer, all pages', '2024', 'A long description of what the client sent, with every detail we were told'],
+    ['1002', '源泉徴収票_2024年分_株式会社サンプル商事_最終版.pdf', '2024', 'short'],
+  ];
+  const head = ['ID', freeText('Filename'), 'Tax year', freeText('Description')];
+
+  it('fits a terminal: the widest free-text column gives way first, nothing else is cut', async () => {
+    const text = await renderTable(head, longRows, { tty: true, colors: palette(false), columns: 80 });
+    const lines = text.trimEnd().split('\n');
+    expect(lines.map((line) => stringWidth(line)).every((width) => width <= 80)).toBe(true);
+    expect(lines[1]).toMatch(/^1001 {2}Scan of the .*… {2}2024 +A long description .*…$/);
+    expect(lines[2]).toMatch(/^1002 {2}源泉徴収票.*… +2024 +short$/);
+    // Both free-text columns end up alike: the wider was cut down to the other first.
+    expect(fitWidths([4, 54, 8, 75], [4, 12, 8, 12], 80 - 6)).toEqual([4, 31, 8, 31]);
+  });
+
+  it('shortens plain columns before coloured ones (statuses), when free text is not enough', async () => {
+    const rows = [['quarterly_estimate', '\u001b[33mwaiting_on_client\u001b[39m', '2026-12-07 16:43 UTC (in 14 days)']];
+    const text = await renderTable(['Type', 'Status', 'Due'], rows, { tty: true, colors: palette(false), columns: 50 });
+    expect(text.split('\n')[1]).toBe('quarterly_est…  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07 16:…');
+  });
+
+  it('cuts nothing when the terminal is wide enough', async () => {
+    const text = await renderTable(head, longRows, { tty: true, colors: palette(false), columns: 160 });
+    expect(text).toContain(longRows[0]![3]);
+    expect(text).not.toContain('…');
+  });
+
+  it('stops at the minimums it is given (free text first, then every column down to its title)', () => {
+    expect(fitWidths([30, 40, 30], [30, 12, 30], 40)).toEqual([30, 12, 30]);
+    expect(fitWidths([30, 12, 30], [5, 5, 5], 40)).toEqual([14, 12, 14]);
   });
 
   it('aligns card labels, indents multi-line values and leaves out absent rows', () => {

@@ -4,7 +4,7 @@ import { buildOptions } from '../../bin/build.js';
 
 /**
  * Start-up stays fast only while the command tree loads nothing heavy: every command's module,
- * and with it undici, zod, conf, cli-table3 and the mock, must be reached only through a dynamic
+ * and with it undici, zod, conf, string-width and the mock, must be reached only through a dynamic
  * `import()`. Checked on the bundle `npm run build` makes (the same options, not written).
  */
 describe('start-up imports', () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -128,5 +128,57 @@ describe('overlapping runs', () => {
     expect(later.exitCode).toBe(0);
     expect(later.stderr).toMatch(/login links: 0 generated, 0 failed, 20 skipped/);
     expect(mock.deps.store.state.loginLinks).toHaveLength(20);
+  });
+});
+
+describe("the README's cron recipe, run as cron runs it", () => {
+  /** The recipe's script, word for word but for the two paths a machine chooses: taxprep's and the clients file's. */
+  function recipe(clients: string): string {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-renew:[\s\S]*?)```/.exec(readme)?.[1];
+    expect(script).toBeDefined();
+    return script!.replace('/usr/local/bin/taxprep ', `${process.execPath} ${BIN} `).replace('/srv/taxprep/clients.csv', clients);
+  }
+
+  it('is quiet while all is well, adds nothing for fresh clients, keeps the links private and mails what failed', async () => {
+    await runCli(['profiles', 'add', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
+    const clients = join(home, 'clients.csv');
+    writeFileSync(clients, `account_id\n${FIRST_ACCOUNT_ID}\n${FIRST_ACCOUNT_ID + 1}\n`);
+    const script = join(home, 'taxprep-renew');
+    writeFileSync(script, recipe(clients), { mode: 0o755 });
+    // cron: no terminal (a session of its own), no stdin, an environment of a few variables.
+    const cron = () => execa(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, reject: false, stdin: 'ignore', detached: true });
+    const state = join(home, '.local', 'state', 'taxprep');
+    const links = () => readFileSync(join(state, 'links.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+
+    const first = await cron();
+    expect([first.exitCode, first.stdout, first.stderr]).toEqual([0, '', '']);
+    expect(links().map((line) => line.account_id).sort()).toEqual([FIRST_ACCOUNT_ID, FIRST_ACCOUNT_ID + 1]);
+    expect(statSync(join(state, 'links.ndjson')).mode & 0o777).toBe(0o600);
+
+    const second = await cron();
+    expect([second.exitCode, second.stdout, second.stderr]).toEqual([0, '', '']);
+    expect(links()).toHaveLength(2);
+
+    writeFileSync(clients, `account_id\n${FIRST_ACCOUNT_ID}\n${FIRST_ACCOUNT_ID + 1}\n99999\n`);
+    const failing = await cron();
+    expect(failing.exitCode).toBe(9);
+    const mail = String(failing.stdout);
+    expect(mail).toContain(`taxprep login-link renew exited 9 (see taxprep help exit-codes); this run, also in ${join(state, 'renew.log')}:`);
+    expect(mail).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
+    const log = readFileSync(join(state, 'renew.log'), 'utf8');
+    expect(log.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ login links: /gm)).toHaveLength(3);
+    expect(log).toContain('login links: 0 generated, 1 failed, 2 skipped');
+    expect(log).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
+    expect(links().at(-1)).toMatchObject({ input: { account_id: 99999 }, error: { code: 'ACCOUNT_NOT_FOUND' } });
+  });
+
+  it('makes a links file that the shell just created for it private, whatever the umask', async () => {
+    const out = join(home, 'links.ndjson');
+    const command = `umask 022; exec ${process.execPath} ${BIN} --json login-link ${FIRST_ACCOUNT_ID} ${FIRST_ACCOUNT_ID + 1} > ${out}`;
+    const result = await execa('/bin/sh', ['-c', command], { env: { PATH: '/usr/bin:/bin', HOME: home, ...env() }, extendEnv: false, reject: false, stdin: 'ignore' });
+    expect(result.exitCode).toBe(0);
+    expect(readFileSync(out, 'utf8')).toContain('"login_link"');
+    expect(statSync(out).mode & 0o777).toBe(0o600);
   });
 });

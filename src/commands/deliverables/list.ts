@@ -1,7 +1,7 @@
 import { DeliverableListQuery } from '../../contract/requests';
 import type { DeliverableList, DeliverableListItem, DeliverableStatus, ProjectType } from '../../contract/resources';
 import type { Context } from '../../context';
-import { createOutput } from '../../output';
+import { createOutput, freeText } from '../../output';
 import { listMode, noteListSummary, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseWithFlags } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -25,14 +25,14 @@ export function parseOptions(raw: RawInvocation): ListDeliverablesOptions {
 const deliverableList: ListSpec<DeliverableList, DeliverableListItem> = {
   key: 'deliverables',
   items: (data) => data.deliverables,
-  head: ['ID', 'Project', 'Account', 'Type', 'Status', 'Title', 'Prepared'],
+  head: ['ID', 'Project', 'Account', 'Type', 'Status', freeText('Title'), 'Prepared'],
   row: (deliverable, format) => [
     format.text(deliverable.id),
     format.text(deliverable.project_id),
     format.text(deliverable.account_id),
     format.text(deliverable.project_type),
     format.status(deliverable.status),
-    format.text(deliverable.title, 40),
+    format.text(deliverable.title),
     format.date(deliverable.prepared_date),
   ],
 };

@@ -1,7 +1,7 @@
 import { DocumentListQuery } from '../../contract/requests';
 import type { DocumentList, DocumentListItem } from '../../contract/resources';
 import type { Context } from '../../context';
-import { createOutput } from '../../output';
+import { createOutput, freeText } from '../../output';
 import { listMode, noteListSummary, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -31,12 +31,12 @@ export function parseOptions(raw: RawInvocation): ListDocumentsOptions {
 const documentList: ListSpec<DocumentList, DocumentListItem> = {
   key: 'documents',
   items: (data) => data.documents,
-  head: ['ID', 'Filename', 'Tax year', 'Description', 'Uploaded'],
+  head: ['ID', freeText('Filename'), 'Tax year', freeText('Description'), 'Uploaded'],
   row: (document, format) => [
     format.text(document.id),
-    format.text(document.filename, 40),
+    format.text(document.filename),
     format.text(document.tax_year),
-    format.text(document.description, 40),
+    format.text(document.description),
     format.date(document.uploaded_at),
   ],
 };

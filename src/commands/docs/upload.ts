@@ -6,7 +6,7 @@ import { DocumentUploadFields } from '../../contract/requests';
 import type { Document } from '../../contract/resources';
 import type { Context } from '../../context';
 import { UsageError } from '../../errors';
-import { createOutput, type Format, type Output } from '../../output';
+import { createOutput, freeText, type Format, type Output } from '../../output';
 import { progressBar } from '../../output/progress';
 import { sanitizeLine } from '../../output/sanitize';
 import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
@@ -112,12 +112,12 @@ function progressLine(ctx: Context, file: UploadFile): { update(sent: number): v
   };
 }
 
-const HEAD = ['ID', 'Filename', 'Tax year', 'Size', 'Type', 'Uploaded'];
+const HEAD = ['ID', freeText('Filename'), 'Tax year', 'Size', 'Type', 'Uploaded'];
 
 function row(document: Document, format: Format): string[] {
   return [
     format.text(document.id),
-    format.text(document.filename, 40),
+    format.text(document.filename),
     format.text(document.tax_year),
     format.bytes(document.file_size),
     format.text(document.file_type),

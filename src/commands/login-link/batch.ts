@@ -1,9 +1,9 @@
-import { QuotaExhaustedError, RateLimitPacer } from '../../batch/pacer';
-import type { LoginLinkItem } from '../../batch/input';
-import { runPool } from '../../batch/pool';
-import { createProgress, type Progress } from '../../batch/progress';
+import { QuotaExhaustedError, RateLimitPacer } from './lib/pacer';
+import type { LoginLinkItem } from './lib/input';
+import { runPool } from './lib/pool';
+import { createProgress, formatRate, type Progress } from './lib/batchProgress';
 import { CliError, EXIT } from '../../errors';
-import type { Ledger } from '../../ledger/ledger';
+import type { Ledger } from './lib/ledgerStore';
 import { createOutput, type Output } from '../../output';
 import { palette, type Palette } from '../../output/colors';
 import { writeText } from '../../output/write';
@@ -56,7 +56,9 @@ export async function runBatch(session: Session, ledger: Ledger, plan: BatchPlan
   const writeOutcome = ctx.globals.json
     ? (outcome: Outcome) => out.ndjson(outcomeJson(outcome))
     : (outcome: Outcome) => writeText(ctx.io.stdout, outcomeLine(outcome, out, colors));
-  const printer = outcomePrinter(writeOutcome, progress);
+  // A fresh link skipped by renewal is the normal case of every cron run: counted, not printed.
+  const shown = (outcome: Outcome) => ctx.globals.verbose || !(outcome.kind === 'skipped' && outcome.reason === 'fresh');
+  const printer = outcomePrinter((outcome) => (shown(outcome) ? writeOutcome(outcome) : Promise.resolve()), progress);
   for (const outcome of plan.settled) await printer.print(outcome);
 
   const pacer = new RateLimitPacer(ctx.clock);
@@ -91,12 +93,14 @@ export async function runBatch(session: Session, ledger: Ledger, plan: BatchPlan
   }
 
   const counts = printer.counts();
-  const seconds = (ctx.clock.now().getTime() - startedMs) / 1000;
+  const elapsedMs = ctx.clock.now().getTime() - startedMs;
   const unsent = plan.send.length + plan.settled.length - counts.issued - counts.failed - counts.skipped;
+  const rate = formatRate(counts.issued, elapsedMs);
   await out.note(
     `login links: ${counts.issued} generated, ${counts.failed} failed, ${counts.skipped} skipped` +
       (unsent > 0 ? `, ${unsent} not sent` : '') +
-      ` in ${seconds.toFixed(1)}s (${(counts.issued / Math.max(seconds, 0.001)).toFixed(1)}/s)`,
+      ` in ${(elapsedMs / 1000).toFixed(1)}s${rate === undefined ? '' : ` (${rate})`}` +
+      failureList(printer.failures()),
   );
   if (globalFailure) throw globalFailure;
   if (counts.failed > 0) return EXIT.PARTIAL;
@@ -147,14 +151,28 @@ export function outcomeLine(outcome: Outcome, out: Output, colors: Palette): str
   return `${cells.filter((cell) => cell !== '').join(tty ? '  ' : '\t')}\n`;
 }
 
+/** Failures shown in the summary, so that stderr alone (a cron job's log) names them. */
+const SUMMARY_FAILURES = 20;
+
+/** `\nfailed: 1003 ACCOUNT_SUSPENDED, 1007 ACCOUNT_NOT_FOUND` (the first 20, then how many more). */
+function failureList(failures: Array<{ account_id: number; code: string }>): string {
+  if (failures.length === 0) return '';
+  const listed = failures.slice(0, SUMMARY_FAILURES).map((failure) => `${failure.account_id} ${failure.code}`);
+  const more = failures.length > SUMMARY_FAILURES ? ` and ${failures.length - SUMMARY_FAILURES} more` : '';
+  return `\nfailed: ${listed.join(', ')}${more}`;
+}
+
 function outcomePrinter(write: (outcome: Outcome) => Promise<void>, progress: Progress) {
   const counts = { issued: 0, failed: 0, skipped: 0 };
+  const failures: Array<{ account_id: number; code: string }> = [];
   // Lines are written one at a time, in the order outcomes arrive.
   let chain = Promise.resolve();
   return {
     counts: () => ({ ...counts }),
+    failures: () => [...failures],
     print(outcome: Outcome): Promise<void> {
       counts[outcome.kind] += 1;
+      if (outcome.kind === 'failed') failures.push({ account_id: outcome.item.account_id, code: outcome.error.code });
       chain = chain.then(async () => {
         progress.clear();
         await write(outcome);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Context } from '../../context';
-import { itemsFromArguments, parseLoginLinkInput, type LoginLinkItem } from '../../batch/input';
+import { itemsFromArguments, parseLoginLinkInput, type LoginLinkItem } from './lib/input';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import { flagConflict } from '../parseFlags';

@@ -2,11 +2,12 @@ import type { ApiClient, ApiResponse } from '../../api/types';
 import type { LoginLinkRecord } from '../../contract';
 import type { Context } from '../../context';
 import { ApiError, CliError, MissingCredentialsError, NetworkError, UsageError } from '../../errors';
-import type { LoginLinkItem } from '../../batch/input';
-import { RateLimitPacer } from '../../batch/pacer';
-import { Ledger, type LinkTarget } from '../../ledger/ledger';
-import { acquireLedgerLock } from '../../ledger/lock';
-import { defaultLedgerPath } from '../../ledger/paths';
+import type { LoginLinkItem } from './lib/input';
+import { RateLimitPacer } from './lib/pacer';
+import { Ledger, type LinkTarget } from './lib/ledgerStore';
+import { acquireLedgerLock } from './lib/ledgerLock';
+import { keepOutputPrivate } from './lib/privateOutput';
+import { ledgerPathOf } from './lib/ledgerPaths';
 import { definedOnly } from '../parseFlags';
 import type { LinkRequestDefaults, RunFlags } from './options';
 
@@ -30,13 +31,11 @@ export interface Session {
   profile: string | null;
 }
 
+/** Opens a session that generates links: what stdout gets will hold them (see `keepOutputPrivate`). */
 export async function openSession(ctx: Context): Promise<Session> {
+  keepOutputPrivate(ctx.io.stdout);
   const [settings, api] = await Promise.all([ctx.settings(), ctx.api()]);
   return { ctx, api, origin: new URL(settings.baseUrl).origin, profile: settings.profileName };
-}
-
-export function ledgerPathOf(ctx: Context, flags: Pick<RunFlags, 'ledgerPath'>): string {
-  return flags.ledgerPath ?? defaultLedgerPath(ctx.env);
 }
 
 export function targetOf(session: Pick<Session, 'origin'>, item: LoginLinkItem): LinkTarget {
@@ -117,12 +116,18 @@ export async function generateLink(
   const target = targetOf(session, item);
   const sequence = await options.pacer?.acquire(options.signal);
   const meta = () => ({ profile: session.profile, ...(options.run ? { run: options.run } : {}), at: session.ctx.clock.now() });
-  const intent = await ledger.recordIntent(target, meta());
+  let intent: string;
   let response: ApiResponse<LoginLinkRecord>;
   try {
-    response = await session.api.call('createLoginLink', { params: { account_id: item.account_id }, body });
+    intent = await ledger.recordIntent(target, meta());
+    try {
+      response = await session.api.call('createLoginLink', { params: { account_id: item.account_id }, body });
+    } catch (error) {
+      if (madeNoLink(error)) await ledger.recordRefused(intent, target, (error as CliError).code, meta());
+      throw error;
+    }
   } catch (error) {
-    if (madeNoLink(error)) await ledger.recordRefused(intent, target, (error as CliError).code, meta());
+    if (sequence !== undefined) options.pacer!.release(sequence);
     throw error;
   }
   const record = response.data;

@@ -1,9 +1,9 @@
 import type { Context } from '../../context';
-import { readLedger } from '../../ledger/ledger';
-import { createOutput } from '../../output';
+import { readLedger } from './lib/ledgerStore';
+import { createOutput, freeText } from '../../output';
 import type { RawInvocation } from '../types';
-import { ledgerPathOf } from './generate';
-import { renewalNow } from './renew';
+import { ledgerPathOf } from './lib/ledgerPaths';
+import { renewalNow } from './lib/renewalNow';
 
 export interface LedgerOptions {
   ledgerPath: string | undefined;
@@ -48,7 +48,7 @@ export async function run(ctx: Context, options: LedgerOptions): Promise<void> {
   const { format } = out;
   if (links.length > 0) {
     await out.table(
-      ['Account', 'User', 'Purpose', 'Expires', 'State', 'Created', 'Profile', 'Service'],
+      ['Account', freeText('User'), 'Purpose', 'Expires', 'State', 'Created', 'Profile', freeText('Service')],
       links.map((entry) => [
         String(entry.account_id),
         format.text(entry.link.user_email),

@@ -1,14 +1,16 @@
 import type { Context } from '../../context';
-import type { LoginLinkItem } from '../../batch/input';
+import type { LoginLinkItem } from './lib/input';
 import { UsageError } from '../../errors';
-import { readLedger, type LedgerView } from '../../ledger/ledger';
+import { readLedger, type LedgerView } from './lib/ledgerStore';
 import { createOutput } from '../../output';
 import { writeText } from '../../output/write';
 import { definedOnly, flagConflict } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { inputOf, runBatch, uncertainError, type BatchPlan } from './batch';
+import { ledgerPathOf } from './lib/ledgerPaths';
+import { renewalNow } from './lib/renewalNow';
 import { readItems } from './create';
-import { ledgerPathOf, openSession, targetOf, withLedger } from './generate';
+import { openSession, targetOf, withLedger } from './generate';
 import { parseRunFlags, parseWindow, type RunFlags } from './options';
 
 export interface RenewOptions extends RunFlags {
@@ -47,19 +49,6 @@ export function decide(ledger: LedgerView, origin: string, item: LoginLinkItem, 
   if (expiresMs <= now.getTime()) return { action: 'generate', reason: 'expired', expiresAt };
   if (expiresMs <= now.getTime() + withinMs) return { action: 'generate', reason: 'expiring', expiresAt };
   return { action: 'skip', reason: 'fresh', expiresAt };
-}
-
-/**
- * "Now" for the renewal window: the local clock, or `TAXPREP_NOW` (an ISO timestamp). The
- * override is a testing aid: links' expiry times come from the service's clock, and the mock's
- * virtual clock can be moved ahead of ours.
- */
-export function renewalNow(ctx: Pick<Context, 'env' | 'clock'>): Date {
-  const override = ctx.env.TAXPREP_NOW;
-  if (override === undefined || override === '') return ctx.clock.now();
-  const parsed = new Date(override);
-  if (Number.isNaN(parsed.getTime())) throw new UsageError(`TAXPREP_NOW must be an ISO 8601 timestamp such as 2026-11-23T10:00:00Z (got ${JSON.stringify(override)})`);
-  return parsed;
 }
 
 export async function run(ctx: Context, options: RenewOptions): Promise<number> {

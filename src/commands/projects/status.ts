@@ -1,5 +1,5 @@
 import type { Context } from '../../context';
-import { createOutput } from '../../output';
+import { createOutput, freeText } from '../../output';
 import { parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
 
@@ -36,8 +36,8 @@ export async function run(ctx: Context, options: ProjectStatusOptions): Promise<
   ]);
   if (items.length === 0) return;
   await out.table(
-    ['Type', 'Priority', 'Description', 'Requested'],
-    items.map((item) => [format.text(item.type), format.status(item.priority), format.text(item.description, 50), format.date(item.requested_at)]),
+    ['Type', 'Priority', freeText('Description'), 'Requested'],
+    items.map((item) => [format.text(item.type), format.status(item.priority), format.text(item.description), format.date(item.requested_at)]),
     'Outstanding items',
   );
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { EXPIRY_HOURS, email, enumFilter, fieldErrors, integer, pathId, type LoginLinkPurpose } from '../contract';
-import { UsageError } from '../errors';
+import { EXPIRY_HOURS, email, enumFilter, fieldErrors, integer, pathId, type LoginLinkPurpose } from '../../../contract';
+import { UsageError } from '../../../errors';
 import { CsvSyntaxError, parseCsv } from './csv';
 
 /** One login link to generate: an account, and what a CSV or NDJSON line may set per item. */

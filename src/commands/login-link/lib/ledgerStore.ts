@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { UsageError } from '../errors';
+import { UsageError } from '../../../errors';
 
 /**
  * The login-link ledger: what this tool generated, so that cron can renew only what expires and a
@@ -11,7 +11,7 @@ import { UsageError } from '../errors';
  * `issued` or `refused` line after the answer. An intent without either is *uncertain*: the
  * service may or may not have made a link, and the contract gives no way to ask. Link URLs and
  * tokens are never written: they are credentials, and a ledger needs only expiry times.
- * Writers hold the ledger lock (./lock.ts); readers need none, because lines are appended whole
+ * Writers hold the ledger lock (./ledgerLock.ts); readers need none, because lines are appended whole
  * and the file is replaced only by an atomic rename (compaction).
  */
 

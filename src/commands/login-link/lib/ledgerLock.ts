@@ -1,8 +1,8 @@
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import type { Clock } from '../context';
-import { LedgerLockedError } from '../errors';
+import type { Clock } from '../../../context';
+import { LedgerLockedError } from '../../../errors';
 
 /** What a lock file says about its holder. */
 export interface LockOwner {

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { Context } from '../../../context';
 
 export const LEDGER_FILE_NAME = 'login-links.ndjson';
 
@@ -15,4 +16,9 @@ export function defaultLedgerPath(env: Record<string, string | undefined>, platf
   else if (platform === 'win32') dataDir = join(env.LOCALAPPDATA || join(home, 'AppData', 'Local'), 'taxprep', 'Data');
   else dataDir = join(home, '.local', 'share', 'taxprep');
   return join(dataDir, LEDGER_FILE_NAME);
+}
+
+/** `--ledger PATH` when given, else the default. */
+export function ledgerPathOf(ctx: Pick<Context, 'env'>, flags: { ledgerPath: string | undefined }): string {
+  return flags.ledgerPath ?? defaultLedgerPath(ctx.env);
 }

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { Clock } from '../context';
+import type { Clock } from '../../../context';
 
 export interface Progress {
   /** Removes the line so that other output starts at the left margin. */
@@ -14,7 +14,19 @@ export function formatProgress(done: number, total: number, elapsedMs: number): 
   const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
   const eta = rate > 0 ? formatSeconds((total - done) / rate) : '?';
-  return `  ${done}/${total}  ${percent}%  ${rate.toFixed(1)}/s  ETA ${eta}`;
+  return `  ${done}/${total}  ${percent}%  ${formatRate(done, elapsedMs) ?? '-/s'}  ETA ${eta}`;
+}
+
+/**
+ * `24.5/s`, or `7.5/min` below one a second (a batch paced to a per-minute limit, or one that
+ * waited): never `0.0/s` for something that happened. Undefined when nothing happened yet.
+ */
+export function formatRate(count: number, elapsedMs: number): string | undefined {
+  if (count === 0 || elapsedMs <= 0) return undefined;
+  const perSecond = (count * 1000) / elapsedMs;
+  if (perSecond >= 1) return `${perSecond.toFixed(1)}/s`;
+  const perMinute = perSecond * 60;
+  return perMinute >= 1 ? `${perMinute.toFixed(1)}/min` : `${(perMinute * 60).toFixed(1)}/h`;
 }
 
 function formatSeconds(seconds: number): string {

@@ -1,0 +1,151 @@
+import type { Clock } from '../../../context';
+import { CliError, EXIT } from '../../../errors';
+
+/** What one answer said about the key's quota (`X-RateLimit-*`), on the service's clock. */
+export interface RateLimitReading {
+  limit: number;
+  remaining: number;
+  /** When the window resets, in milliseconds since the epoch on the service's clock. */
+  resetMs: number;
+}
+
+/**
+ * Reads `X-RateLimit-Limit/Remaining/Reset`; undefined when the service sent none (limits off).
+ * `serviceNowMs` places a reset given as "seconds from now" on the service's clock.
+ */
+export function readRateLimit(headers: Record<string, string>, serviceNowMs: number): RateLimitReading | undefined {
+  const header = (name: string) => {
+    const key = Object.keys(headers).find((candidate) => candidate.toLowerCase() === name);
+    return key === undefined ? undefined : Number(headers[key]);
+  };
+  const limit = header('x-ratelimit-limit');
+  const remaining = header('x-ratelimit-remaining');
+  const reset = header('x-ratelimit-reset');
+  if (limit === undefined || remaining === undefined || reset === undefined || ![limit, remaining, reset].every(Number.isFinite)) return undefined;
+  // Epoch seconds, as the mock and most services send it; a small number is "seconds from now".
+  const resetMs = reset > 1e9 ? reset * 1000 : serviceNowMs + reset * 1000;
+  return { limit, remaining, resetMs };
+}
+
+/** Slack after a reset before sending again, for rounding of the reset time and clock drift. */
+const RESET_MARGIN_MS = 20;
+/**
+ * The longest the pacer waits for a window to reset. The contract's per-minute window never needs
+ * more; a longer wait means the daily quota is spent, and a cron job should stop, not hang.
+ */
+export const MAX_PACING_WAIT_MS = 2 * 60_000;
+
+/** The key's quota is spent until a reset too far away to wait for; the batch stops there. */
+export class QuotaExhaustedError extends CliError {
+  readonly exitCode = EXIT.RATE_LIMITED;
+  readonly code = 'RATE_LIMIT_EXCEEDED';
+}
+
+/**
+ * Paces requests to the key's rate limit so that a batch does not trip 429 in the first place,
+ * whether the service counts in fixed windows or in a sliding log (the contract does not say).
+ *
+ * What is left is the service's own count from the answer it counted last, less the requests
+ * still in flight (any of them may be counted after it). Answers arrive in any order, so the one
+ * counted last is told by its headers, not by when it arrives: a later reset, or on the same reset
+ * fewer remaining. An earlier-counted answer arriving late changes nothing, so no slot is left
+ * unused (it used to lower the estimate for the rest of the window).
+ *
+ * Once the reported reset has passed, how much came free is unknown: the whole quota in a fixed
+ * window, the oldest requests' slots in a sliding log. One request goes out alone, and its answer
+ * says; this costs one round trip per reset and never a 429.
+ *
+ * The service's clock may differ from ours (the mock's virtual clock runs ahead in tests), so reset
+ * times are converted with an offset measured from answers (`serviceNowMs`), never compared raw.
+ */
+export class RateLimitPacer {
+  private reading: RateLimitReading | undefined;
+  /** Requests started and not yet settled by `record` or `release`. */
+  private readonly inFlight = new Set<number>();
+  private started = 0;
+  /** The reading whose reset had passed when the lone request that asks what came free started. */
+  private probed: RateLimitReading | undefined;
+  /** Service clock minus local clock, in milliseconds. */
+  private clockOffsetMs = 0;
+  private waitingForAnswer: Array<() => void> = [];
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Waits until a request may start, and counts it; returns its number for `record` or `release`. */
+  async acquire(signal?: AbortSignal): Promise<number> {
+    for (;;) {
+      const reading = this.reading;
+      if (reading === undefined) return this.start();
+      const untilResetMs = reading.resetMs - this.clockOffsetMs - this.clock.now().getTime() + RESET_MARGIN_MS;
+      if (untilResetMs <= 0) {
+        if (this.probed !== reading) {
+          this.probed = reading;
+          return this.start();
+        }
+        await this.nextAnswer(Number.POSITIVE_INFINITY, signal);
+      } else if (reading.remaining - this.inFlight.size > 0) {
+        return this.start();
+      } else if (reading.remaining <= 0 && this.inFlight.size === 0 && untilResetMs > MAX_PACING_WAIT_MS) {
+        const resetAt = new Date(reading.resetMs - this.clockOffsetMs).toISOString();
+        throw new QuotaExhaustedError(`the key's rate limit of ${reading.limit} requests allows no more until ${resetAt}; the batch stopped`, {
+          details: { limit: reading.limit, reset_at: resetAt },
+          hint: 'Run the same command again after that time: links already generated are not generated again.',
+        });
+      } else {
+        await this.nextAnswer(untilResetMs, signal);
+      }
+    }
+  }
+
+  /**
+   * Learns from the answer to request `sequence`. `serviceNowMs` is the service's time at the
+   * answer when known (a link's `created_at`), to keep reset times on our clock.
+   */
+  record(sequence: number, headers: Record<string, string>, serviceNowMs?: number): void {
+    const localNowMs = this.clock.now().getTime();
+    if (serviceNowMs !== undefined && Number.isFinite(serviceNowMs)) this.clockOffsetMs = serviceNowMs - localNowMs;
+    const reading = readRateLimit(headers, localNowMs + this.clockOffsetMs);
+    if (reading !== undefined) this.learn(reading);
+    this.release(sequence);
+  }
+
+  /** Request `sequence` ended without an answer to learn from (a failure). */
+  release(sequence: number): void {
+    this.inFlight.delete(sequence);
+    // A lone request that failed told nothing: the next one asks again.
+    if (this.inFlight.size === 0) this.probed = undefined;
+    for (const wake of this.waitingForAnswer.splice(0)) wake();
+  }
+
+  private start(): number {
+    this.started += 1;
+    this.inFlight.add(this.started);
+    return this.started;
+  }
+
+  /** Keeps the reading of the answer the service counted last. */
+  private learn(reading: RateLimitReading): void {
+    const current = this.reading;
+    if (current === undefined || reading.resetMs > current.resetMs || (reading.resetMs === current.resetMs && reading.remaining < current.remaining)) {
+      this.reading = reading;
+    }
+  }
+
+  /** Resolves at the next answer or after `timeoutMs`, whichever is first; leaves no timer behind. */
+  private async nextAnswer(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const done = new AbortController();
+    const stop = signal ? AbortSignal.any([signal, done.signal]) : done.signal;
+    const timeout = Number.isFinite(timeoutMs) ? this.clock.sleep(timeoutMs, stop) : abortion(stop);
+    try {
+      await Promise.race([new Promise<void>((resolve) => this.waitingForAnswer.push(resolve)), timeout]);
+    } finally {
+      done.abort();
+      await timeout.catch(() => undefined);
+    }
+  }
+}
+
+/** Rejects with the signal's reason when it aborts. */
+function abortion(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+}

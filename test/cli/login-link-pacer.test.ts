@@ -1,0 +1,209 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/context';
+import { QuotaExhaustedError, RateLimitPacer } from '../../src/commands/login-link/lib/pacer';
+import { formatProgress, formatRate } from '../../src/commands/login-link/lib/batchProgress';
+import { runPool } from '../../src/commands/login-link/lib/pool';
+
+/**
+ * Virtual time: sleeps are timers that fire only when every promise has settled that can, in
+ * order of their time. A run is exact and repeatable: no test here waits on the real clock.
+ */
+function virtualTime(startMs: number) {
+  let nowMs = startMs;
+  let order = 0;
+  const timers: Array<{ at: number; order: number; fire: () => void; cancelled: boolean }> = [];
+  const clock: Clock = {
+    now: () => new Date(nowMs),
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal?.aborted) return reject(signal.reason);
+        const timer = { at: nowMs + Math.max(0, ms), order: (order += 1), fire: resolve, cancelled: false };
+        timers.push(timer);
+        signal?.addEventListener(
+          'abort',
+          () => {
+            timer.cancelled = true;
+            reject(signal.reason);
+          },
+          { once: true },
+        );
+      }),
+  };
+  const sleeps: number[] = [];
+  const recordingClock: Clock = { now: clock.now, sleep: (ms, signal) => (sleeps.push(ms), clock.sleep(ms, signal)) };
+  /** Runs `work` to its end, moving time from timer to timer whenever nothing else can happen. */
+  async function run<T>(work: Promise<T>): Promise<T> {
+    let settled = false;
+    const watched = work.finally(() => (settled = true));
+    while (!settled) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (settled) break;
+      timers.sort((a, b) => a.at - b.at || a.order - b.order);
+      const next = timers.shift();
+      if (next === undefined) throw new Error('deadlock: nothing to wait for and the work has not ended');
+      if (next.cancelled) continue;
+      nowMs = Math.max(nowMs, next.at);
+      next.fire();
+    }
+    return watched;
+  }
+  return { clock, recordingClock, sleeps, run, nowMs: () => nowMs };
+}
+
+interface Admission {
+  status: 201 | 429;
+  headers: Record<string, string>;
+}
+
+/** Fixed windows aligned to multiples of their length, as the mock counted until now. */
+function fixedWindowLimiter(limit: number, windowMs: number) {
+  const counts = new Map<number, number>();
+  return (nowMs: number): Admission => {
+    const window = Math.floor(nowMs / windowMs);
+    const used = counts.get(window) ?? 0;
+    const reset = String(((window + 1) * windowMs) / 1000);
+    if (used >= limit) return { status: 429, headers: {} };
+    counts.set(window, used + 1);
+    return { status: 201, headers: { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(limit - used - 1), 'x-ratelimit-reset': reset } };
+  };
+}
+
+/** An exact sliding log: at most `limit` admissions in any `windowMs`; Reset is when the oldest leaves. */
+function slidingLogLimiter(limit: number, windowMs: number) {
+  const log: number[] = [];
+  return (nowMs: number): Admission => {
+    while (log.length > 0 && log[0]! <= nowMs - windowMs) log.shift();
+    if (log.length >= limit) return { status: 429, headers: {} };
+    log.push(nowMs);
+    return {
+      status: 201,
+      headers: { 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(limit - log.length), 'x-ratelimit-reset': String((log[0]! + windowMs) / 1000) },
+    };
+  };
+}
+
+const LIMIT = 50;
+const WINDOW_MS = 5000;
+const LINKS = 250;
+const CONCURRENCY = 4;
+/** 1.3 s into a 5 s window: a fixed-window run's first window is short. */
+const START_MS = 1_800_000_001_300;
+
+/**
+ * A batch of `LINKS` requests through the pacer against a limiter, with network delays that vary
+ * per request so that answers arrive in another order than the service counted them.
+ */
+async function simulate(admit: (nowMs: number) => Admission) {
+  const time = virtualTime(START_MS);
+  const pacer = new RateLimitPacer(time.clock);
+  const counted: number[] = [];
+  let refused = 0;
+  let answeredOutOfOrder = 0;
+  let lastAnsweredCount = -1;
+  const items = Array.from({ length: LINKS }, (_, index) => index);
+  await time.run(
+    runPool(items, CONCURRENCY, new AbortController().signal, async (index) => {
+      const sequence = await pacer.acquire();
+      await time.clock.sleep(2 + ((index * 7) % 5));
+      const countedAt = time.nowMs();
+      const admission = admit(countedAt);
+      const countOrder = counted.length;
+      if (admission.status === 201) counted.push(countedAt);
+      else refused += 1;
+      await time.clock.sleep(1 + ((index * 13) % 11));
+      if (countOrder < lastAnsweredCount) answeredOutOfOrder += 1;
+      lastAnsweredCount = Math.max(lastAnsweredCount, countOrder);
+      pacer.record(sequence, admission.headers, countedAt);
+    }),
+  );
+  return { counted, refused, answeredOutOfOrder, elapsedMs: counted.at(-1)! - START_MS };
+}
+
+describe('rate-limit pacer, against both kinds of window', () => {
+  it('fixed windows: every window is filled, the run ends within 1.05x of the minimum, never a 429', async () => {
+    const result = await simulate(fixedWindowLimiter(LIMIT, WINDOW_MS));
+    expect(result.answeredOutOfOrder).toBeGreaterThan(10);
+    expect(result.refused).toBe(0);
+    expect(result.counted).toHaveLength(LINKS);
+    const perWindow = new Map<number, number>();
+    for (const at of result.counted) perWindow.set(Math.floor(at / WINDOW_MS), (perWindow.get(Math.floor(at / WINDOW_MS)) ?? 0) + 1);
+    // The fewest windows 250 requests can span at 50 a window: no slot of any window left unused.
+    expect([...perWindow.values()]).toEqual([50, 50, 50, 50, 50]);
+    const minimumMs = (Math.floor(START_MS / WINDOW_MS) + LINKS / LIMIT - 1) * WINDOW_MS - START_MS;
+    expect(result.elapsedMs / minimumMs).toBeLessThanOrEqual(1.05);
+  });
+
+  it('a sliding log: the run ends within 1.05x of the minimum, never a 429', async () => {
+    const result = await simulate(slidingLogLimiter(LIMIT, WINDOW_MS));
+    expect(result.answeredOutOfOrder).toBeGreaterThan(10);
+    expect(result.refused).toBe(0);
+    expect(result.counted).toHaveLength(LINKS);
+    const minimumMs = (LINKS / LIMIT - 1) * WINDOW_MS;
+    expect(result.elapsedMs / minimumMs).toBeLessThanOrEqual(1.05);
+  });
+});
+
+describe('rate-limit pacer', () => {
+  const headers = (remaining: number, resetSeconds: number) => ({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(resetSeconds) });
+
+  it('spends the window, waits for its reset on the service clock, sends one request alone, then spends the rest', async () => {
+    const time = virtualTime(1_800_000_000_000);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    // The service clock runs one hour ahead of ours (the mock's virtual clock, advanced).
+    const serviceNow = () => time.nowMs() + 3_600_000;
+    const resetSeconds = (serviceNow() + 2000) / 1000;
+    await time.run(
+      (async () => {
+        const first = await pacer.acquire();
+        pacer.record(first, headers(2, resetSeconds), serviceNow());
+        const [second, third] = [await pacer.acquire(), await pacer.acquire()];
+        pacer.record(third, headers(0, resetSeconds), serviceNow());
+        // The earlier-counted answer arriving last does not hide the slots of the next window.
+        pacer.record(second, headers(1, resetSeconds), serviceNow());
+        expect(time.sleeps).toEqual([]);
+        const fourth = await pacer.acquire();
+        expect(time.sleeps).toHaveLength(1);
+        expect(time.sleeps[0]).toBeGreaterThanOrEqual(2000);
+        expect(time.sleeps[0]).toBeLessThan(2200);
+        let fifthStarted = false;
+        const fifth = pacer.acquire().then((sequence) => ((fifthStarted = true), sequence));
+        await time.clock.sleep(0);
+        expect(fifthStarted).toBe(false);
+        pacer.record(fourth, headers(2, resetSeconds + 2), serviceNow());
+        pacer.record(await fifth, headers(1, resetSeconds + 2), serviceNow());
+        await pacer.acquire();
+        expect(time.sleeps).toHaveLength(1);
+      })(),
+    );
+  });
+
+  it('stops instead of waiting hours when the quota is spent until a distant reset (the daily window)', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.record(await pacer.acquire(), headers(0, (startMs + 5 * 3_600_000) / 1000), startMs);
+    const error = await pacer.acquire().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect((error as QuotaExhaustedError).exitCode).toBe(6);
+    expect((error as QuotaExhaustedError).message).toContain(`allows no more until ${new Date(startMs + 5 * 3_600_000).toISOString()}`);
+    expect(time.sleeps).toEqual([]);
+  });
+
+  it('does not pace when the service sends no rate-limit headers', async () => {
+    const time = virtualTime(0);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    for (let index = 0; index < 50; index += 1) pacer.record(await pacer.acquire(), {});
+    expect(time.sleeps).toEqual([]);
+  });
+});
+
+describe('the rate a batch reports', () => {
+  it('reads sensibly after a wait: per minute or hour below one a second, nothing when nothing was generated', () => {
+    expect(formatRate(250, 20_000)).toBe('12.5/s');
+    expect(formatRate(3, 65_000)).toBe('2.8/min');
+    expect(formatRate(1, 2 * 3_600_000)).toBe('0.5/h');
+    expect(formatRate(0, 65_000)).toBeUndefined();
+    expect(formatProgress(0, 10, 5000)).toBe('  0/10  0%  -/s  ETA ?');
+    expect(formatProgress(2, 10, 60_000)).toBe('  2/10  20%  2.0/min  ETA 4m00s');
+  });
+});
