@@ -38,7 +38,7 @@ export async function run(ctx: Context, options: GetDeliverableOptions): Promise
       },
     ]);
   }
-  if (options.open) await ctx.openUrl(safeViewLink(deliverable.view_link));
+  if (options.open) await ctx.openUrl(safeViewLink(deliverable.view_link ?? ''));
 }
 
 /** Only a web address goes to the browser launcher: a `file:` or `javascript:` link from a broken service must not. */
