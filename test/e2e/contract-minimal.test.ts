@@ -257,29 +257,57 @@ describe('broken and hostile services', () => {
 });
 
 describe('uploads in a terminal', () => {
-  it('the progress line never outgrows the terminal', async () => {
-    const long = file(`${'very-long-name-'.repeat(12)}.pdf`, Buffer.alloc(3 * 1024 * 1024, 1));
-    const result = await runCli(['docs', 'upload', '2001', long, '--tax-year', '2024'], minimal({ tty: true }));
-    expect(result.exitCode).toBe(0);
-    const redraws = result.stdout.split(/\r|\n/).filter((line) => line.includes('%'));
-    expect(redraws.length).toBeGreaterThan(0);
-    for (const line of redraws) expect([...line.replace(/\u001b\[K/g, '')].length).toBeLessThan(80);
-  });
-
-  it('Ctrl-C during a multi-file upload says which files were uploaded (with ids) and which not, exit 130', async () => {
+  /**
+   * Runs taxprep under a pseudo-terminal of the given width (`script` from util-linux), where
+   * stdin, stdout and stderr are the terminal; `keys` are typed once `ready` resolves (Ctrl-C is
+   * "\u0003", which the terminal turns into SIGINT). Returns the screen's text and the exit code.
+   */
+  async function inTerminal(args: string[], options: { baseUrl: string; columns: number; ready?: Promise<void>; keys?: string }) {
     const home = makeHome();
-    const child = execa(process.execPath, [BIN, 'docs', 'upload', '2001', file('one.pdf', '1'), file('hang.pdf', '2'), file('three.pdf', '3'), '--tax-year', '2024'], {
-      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), TAXPREP_BASE_URL: server.baseUrl('slow'), TAXPREP_API_KEY: MINIMAL_KEY },
+    const command = `stty cols ${options.columns} rows 24; exec ${[process.execPath, BIN, ...args].map((word) => `'${word}'`).join(' ')}`;
+    const child = execa('script', ['-qfec', command, '/dev/null'], {
+      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.data'), TAXPREP_BASE_URL: options.baseUrl, TAXPREP_API_KEY: MINIMAL_KEY, NO_COLOR: '1' },
       extendEnv: false,
       reject: false,
+      stdin: 'pipe',
     });
-    await server.hanging;
-    child.kill('SIGINT');
+    if (options.ready !== undefined) {
+      await options.ready;
+      child.stdin?.write(options.keys ?? '');
+    }
     const result = await child;
+    const screen = String(result.stdout);
+    expect(screen).not.toContain(MINIMAL_KEY);
+    return { exitCode: result.exitCode, screen };
+  }
+
+  it('the progress line never outgrows the terminal: 60 columns, a long name cut to fit', async () => {
+    const long = file(`${'very-long-name-'.repeat(12)}.pdf`, Buffer.alloc(3 * 1024 * 1024, 1));
+    const result = await inTerminal(['docs', 'upload', '2001', long, '--tax-year', '2024'], { baseUrl: server.baseUrl(), columns: 60 });
+    expect(result.exitCode).toBe(0);
+    const redraws = result.screen.split(/\r|\n/).filter((line) => line.includes('%'));
+    expect(redraws.length).toBeGreaterThan(0);
+    for (const line of redraws) {
+      const shown = [...line.replace(/\u001b\[K/g, '')];
+      expect(shown.length).toBeLessThan(60);
+      expect(line).toMatch(/^very-long-name-very-long-name-very-lo.*… [█░]{10} +\d+%/);
+    }
+  });
+
+  it('Ctrl-C during a multi-file upload wipes the bar, says which files were uploaded (with ids) and which not, exit 130', async () => {
+    const result = await inTerminal(['docs', 'upload', '2001', file('one.pdf', '1'), file('hang.pdf', '2'), file('three.pdf', '3'), '--tax-year', '2024'], {
+      baseUrl: server.baseUrl('slow'),
+      columns: 100,
+      ready: server.hanging,
+      keys: '\u0003',
+    });
     expect(result.exitCode).toBe(130);
-    expect(result.stdout).toMatch(/^7\d{3}\t/);
-    expect(result.stderr).toMatch(
-      /^error: interrupted: uploaded 1 of 3 files: one\.pdf \(id 7\d{3}\); hang\.pdf was being sent and may have been stored \(check `taxprep docs list 2001`\); not uploaded: three\.pdf$/m,
+    const lines = result.screen.replace(/\r\n/g, '\n').split('\n');
+    expect(lines[0]).toMatch(/^\rone\.pdf [█░]{10} 100%\u001b\[K$/);
+    expect(lines[1]).toMatch(/^\rhang\.pdf .*\r\u001b\[KID +FILENAME/);
+    expect(lines[2]).toMatch(/^7\d{3} +stored\.pdf +2024/);
+    expect(lines[3]).toMatch(
+      /^error: interrupted: uploaded 1 of 3 files: one\.pdf \(id 7\d{3}\); hang\.pdf was being sent and may have been stored \(check `taxprep docs list 2001`\); not uploaded: three\.pdf$/,
     );
   });
 });

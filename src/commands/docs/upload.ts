@@ -103,8 +103,10 @@ async function fileProblem(path: string): Promise<string | undefined> {
 function progressLine(ctx: Context, file: UploadFile): { update(sent: number): void; done(): void; clear(): void } | undefined {
   if (!ctx.io.stderrIsTTY || ctx.globals.json) return undefined;
   const barWidth = progressBar(100).length + 1;
-  // The bar is drawn on stderr, whose width may differ from stdout's (`| less`, `> file`).
-  const columns = (ctx.io.stderr as { columns?: number }).columns ?? ctx.io.columns;
+  // The bar is drawn on stderr, whose width may differ from stdout's (`| less`, `> file`); a
+  // terminal that reports no size (0) gets the usual default.
+  const reported = (ctx.io.stderr as { columns?: number }).columns;
+  const columns = reported !== undefined && reported > 0 ? reported : ctx.io.columns;
   const name = truncate(sanitizeLine(file.filename), Math.max(1, columns - 1 - barWidth));
   let shown = -1;
   const draw = (percent: number) => {
