@@ -46,7 +46,7 @@ interface ListRead<N extends EndpointName> {
   page: ApiResponse<TolerantResponseOf<N>>;
   /** Items the service sent, before dropping those that do not match a filter. */
   sent: number;
-  /** Their ids in order, to notice a page that repeats. */
+  /** Their ids in order (as JSON), to notice a page that repeats. */
   ids: string;
 }
 
@@ -181,7 +181,8 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     return {
       page: { status: result.status, data: data as TolerantResponseOf<N>, json: shownJson, headers: result.headers },
       sent: sentItems.length,
-      ids: sentItems.map((item) => String((item as { id?: unknown } | null)?.id)).join(','),
+      // An item without an id (one that does not fit) is compared whole.
+      ids: JSON.stringify(sentItems.map((item) => (item as { id?: unknown } | null)?.id ?? item)),
     };
   }
 

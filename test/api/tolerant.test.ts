@@ -110,6 +110,14 @@ describe('against a scripted server', () => {
     expect(result.stderr).toBe('warning: the service sent the same deliverables again at offset 1; stopping there\n');
   });
 
+  it('pages of items without ids are compared whole: different ones are not a repeat', async () => {
+    pages = [{ deliverables: [{ title: 'a' }], has_more: true }, { deliverables: [{ title: 'b' }], has_more: false }];
+    const result = await collect({ limit: 1 });
+    expect(result.ids).toEqual([undefined, undefined]);
+    expect(seen).toHaveLength(2);
+    expect(result.stderr).not.toContain('same deliverables again');
+  });
+
   it('beyond --max-pages: LIMIT, exit 12', async () => {
     pages = [1, 2, 3].map((id) => ({ deliverables: [{ id }], has_more: true }));
     const result = await collect({ limit: 1 }, 2);
