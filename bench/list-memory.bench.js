@@ -1,6 +1,9 @@
 // Listing memory: peak RSS of `taxprep docs list <id> --all --ndjson` over 20,000 documents (200
-// pages of 100) from `taxprep serve --mock` seeded with a generated fixture, beside `node -e 0` in
-// the same run. Target: under 100 MB (items are written as pages arrive, never collected).
+// pages of 100) from `taxprep serve --mock` seeded with a generated fixture, and of the same list as
+// a table on a terminal (under script(1)), beside `node -e 0` in the same run. Targets: the NDJSON
+// listing under 100 MB (items are written as pages arrive); the terminal table completes with V8's
+// old space capped at 24 MB (`--max-old-space-size=24`), which holding every row runs out of (it
+// holds at most 1,000 rows; its uncapped peak RSS is printed too, V8 collecting lazily).
 // Peak RSS comes from GNU time (`/usr/bin/time -f %M`, kilobytes); stdout is counted, not kept.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -12,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const DOCUMENTS = 20_000;
 const TARGET_MB = 100;
+const TABLE_OLD_SPACE_MB = 24;
 const KEY = 'tpk_benchListMemoryKey0000000001';
 const ACCOUNT_ID = 5001;
 const TIME = '/usr/bin/time';
@@ -70,8 +74,22 @@ if (!existsSync(TIME)) {
     process.stdout.write(
       `${`docs list --all --ndjson (${DOCUMENTS.toLocaleString('en')} items)`.padEnd(44)} peak RSS ${listing.mb.toFixed(1)} MB (${(listing.mb / baseline.mb).toFixed(2)}x node -e 0)\n`,
     );
-    const ok = listing.mb < TARGET_MB;
-    process.stdout.write(`listing: ${ok ? 'meets' : 'MISSES'} the target (peak RSS < ${TARGET_MB} MB)\n`);
+    const onTerminal = (name, nodeOptions) => {
+      const command = [process.execPath, bin, 'docs', 'list', String(ACCOUNT_ID), '--all'].map((word) => `'${word}'`).join(' ');
+      return peakRss(workDir, name, ['script', '-qfec', `stty cols 160; exec ${command}`, '/dev/null'], { TAXPREP_BASE_URL: baseUrl, TAXPREP_API_KEY: KEY, NO_COLOR: '1', NODE_OPTIONS: nodeOptions });
+    };
+    const table = await onTerminal('table', '');
+    if (table.lines < DOCUMENTS) throw new Error(`docs list on a terminal printed ${table.lines} lines, expected at least ${DOCUMENTS}`);
+    process.stdout.write(`${'docs list --all, a terminal table'.padEnd(44)} peak RSS ${table.mb.toFixed(1)} MB (${(table.mb / baseline.mb).toFixed(2)}x node -e 0)\n`);
+    const capped = await onTerminal('table-capped', `--max-old-space-size=${TABLE_OLD_SPACE_MB}`).then(
+      (result) => result,
+      () => undefined,
+    );
+    process.stdout.write(
+      `${`the same, old space capped at ${TABLE_OLD_SPACE_MB} MB`.padEnd(44)} ${capped === undefined ? 'FAILED (ran out of memory)' : `completed, peak RSS ${capped.mb.toFixed(1)} MB`}\n`,
+    );
+    const ok = listing.mb < TARGET_MB && capped !== undefined;
+    process.stdout.write(`listing: ${ok ? 'meets' : 'MISSES'} the targets (NDJSON peak RSS < ${TARGET_MB} MB; the terminal table within a ${TABLE_OLD_SPACE_MB} MB old space)\n`);
     process.exitCode = ok ? 0 : 1;
   } finally {
     mock.kill('SIGTERM');

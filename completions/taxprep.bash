@@ -15,38 +15,38 @@ _taxprep() {
     "taxprep/projects/list:--status") COMPREPLY=($(compgen -W "waiting_on_client in_progress in_review completed" -- "$cur")); return ;;
     "taxprep/deliverables/list:--status") COMPREPLY=($(compgen -W "draft completed delivered" -- "$cur")); return ;;
     "taxprep/deliverables/list:--type") COMPREPLY=($(compgen -W "tax_return quarterly_estimate tax_planning equity_planning" -- "$cur")); return ;;
-    "taxprep/accounts/create:--email"|"taxprep/accounts/create:--first-name"|"taxprep/accounts/create:--last-name"|"taxprep/accounts/create:--spouse-email"|"taxprep/accounts/create:--spouse-first-name"|"taxprep/accounts/create:--spouse-last-name"|"taxprep/login-link:--from"|"taxprep/login-link:--user-email"|"taxprep/login-link:--expiry-hours"|"taxprep/login-link:--redirect-url"|"taxprep/login-link:--custom-subject"|"taxprep/login-link:--custom-message"|"taxprep/login-link:--concurrency"|"taxprep/login-link:--ledger"|"taxprep/login-link:--lock-wait"|"taxprep/login-link/renew:--within"|"taxprep/docs/upload:--tax-year"|"taxprep/docs/upload:--description"|"taxprep/docs/list:--tax-year"|"taxprep/docs/list:--limit"|"taxprep/docs/list:--offset"|"taxprep/projects/list:--tax-year"|"taxprep/deliverables/list:--account"|"taxprep/deliverables/list:--limit"|"taxprep/deliverables/list:--offset"|"taxprep/profiles/add:--base-url"|"taxprep/api:-f"|"taxprep/api:--field"|"taxprep/api:--raw-field"|"taxprep/api:--input"|"taxprep/api:-q"|"taxprep/api:--query"|"taxprep/serve:--host"|"taxprep/serve:--port"|"taxprep/serve:--seed"|"taxprep/serve:--data-dir"|"taxprep/serve:--rate-limit"|"taxprep/serve:--max-upload-size"|"taxprep/serve:--latency"|"taxprep/serve:--error-rate"|"taxprep/serve:--drop-rate"|*":--profile"|*":--base-url"|*":--timeout"|*":--max-retries") return ;;
+    "taxprep/accounts/create:--email"|"taxprep/accounts/create:--first-name"|"taxprep/accounts/create:--last-name"|"taxprep/accounts/create:--spouse-email"|"taxprep/accounts/create:--spouse-first-name"|"taxprep/accounts/create:--spouse-last-name"|"taxprep/login-link:--from"|"taxprep/login-link:--user-email"|"taxprep/login-link:--expiry-hours"|"taxprep/login-link:--redirect-url"|"taxprep/login-link:--custom-subject"|"taxprep/login-link:--custom-message"|"taxprep/login-link:--concurrency"|"taxprep/login-link:--ledger"|"taxprep/login-link:--lock-wait"|"taxprep/login-link/renew:--within"|"taxprep/docs/upload:--tax-year"|"taxprep/docs/upload:--description"|"taxprep/docs/list:--tax-year"|"taxprep/docs/list:--limit"|"taxprep/docs/list:--offset"|"taxprep/docs/list:--max-pages"|"taxprep/projects/list:--tax-year"|"taxprep/deliverables/list:--account"|"taxprep/deliverables/list:--limit"|"taxprep/deliverables/list:--offset"|"taxprep/deliverables/list:--max-pages"|"taxprep/profiles/add:--base-url"|"taxprep/api:-f"|"taxprep/api:--field"|"taxprep/api:--raw-field"|"taxprep/api:--input"|"taxprep/api:-q"|"taxprep/api:--query"|"taxprep/serve:--host"|"taxprep/serve:--port"|"taxprep/serve:--seed"|"taxprep/serve:--data-dir"|"taxprep/serve:--rate-limit"|"taxprep/serve:--max-upload-size"|"taxprep/serve:--latency"|"taxprep/serve:--error-rate"|"taxprep/serve:--drop-rate"|*":--profile"|*":--base-url"|*":--timeout"|*":--max-retries"|*":--max-response-size") return ;;
   esac
   case "$cmd_path" in
-    "taxprep") words="health accounts login-link docs projects deliverables profiles whoami api serve completion help -V --version --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/health") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/accounts") words="create get --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/accounts/create") words="--email --first-name --last-name --spouse-email --spouse-first-name --spouse-last-name --no-spouse-invitation --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/accounts/get") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/login-link") words="renew ledger --from --restart --user-email --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/login-link/renew") words="--within --dry-run --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/login-link/ledger") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/docs") words="upload list get --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/docs/upload") words="--tax-year --description --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/docs/list") words="--tax-year --limit --offset --all --ndjson --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/docs/get") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/projects") words="list status --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/projects/list") words="--tax-year --type --status --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/projects/status") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/deliverables") words="list get --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/deliverables/list") words="--status --account --type --limit --offset --all --ndjson --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/deliverables/get") words="--open --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/profiles") words="add list use show remove --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/profiles/add") words="--base-url --api-key-stdin --default --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/profiles/list") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/profiles/use") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/profiles/show") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/profiles/remove") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/whoami") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/api") words="-f --field --raw-field --input -q --query --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/serve") words="--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --openapi --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/completion") words="bash zsh fish --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
-    "taxprep/help") words="--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" ;;
+    "taxprep") words="health accounts login-link docs projects deliverables profiles whoami api serve completion help -V --version --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/health") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/accounts") words="create get --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/accounts/create") words="--email --first-name --last-name --spouse-email --spouse-first-name --spouse-last-name --no-spouse-invitation --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/accounts/get") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/login-link") words="renew ledger --from --restart --user-email --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/login-link/renew") words="--within --dry-run --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/login-link/ledger") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/docs") words="upload list get --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/docs/upload") words="--tax-year --description --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/docs/list") words="--tax-year --limit --offset --all --max-pages --ndjson --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/docs/get") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/projects") words="list status --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/projects/list") words="--tax-year --type --status --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/projects/status") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/deliverables") words="list get --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/deliverables/list") words="--status --account --type --limit --offset --all --max-pages --ndjson --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/deliverables/get") words="--open --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/profiles") words="add list use show remove --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/profiles/add") words="--base-url --api-key-stdin --default --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/profiles/list") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/profiles/use") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/profiles/show") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/profiles/remove") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/whoami") words="--offline --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/api") words="-f --field --raw-field --input -q --query --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/serve") words="--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --openapi --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/completion") words="bash zsh fish --json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
+    "taxprep/help") words="--json --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" ;;
   esac
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }

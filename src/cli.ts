@@ -49,6 +49,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks): Command 
     .option('--timeout <duration>', 'time allowed for one request, e.g. 30s, 2m, 500ms (default: 30s)')
     .option('--max-retries <n>', `retries of a failed request, 0-${MAX_RETRIES_LIMIT} (default: 3)`)
     .option('--no-retry', 'never retry a request (same as --max-retries 0)')
+    .option('--max-response-size <size>', 'largest answer taxprep reads, e.g. 8MB, 512KB (default: 8MB; also TAXPREP_MAX_RESPONSE_SIZE)')
     .option('--verbose', 'trace each request and response on stderr (the key redacted)')
     .option('--no-color', 'no colour (also NO_COLOR=1 or TERM=dumb)')
     .helpCommand(false)
@@ -109,6 +110,7 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
   };
   if (typeof raw.profile === 'string') globals.profile = raw.profile;
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
+  if (typeof raw.maxResponseSize === 'string') globals.maxResponseSize = raw.maxResponseSize;
   if (typeof raw.timeout === 'string') globals.timeoutMs = parseDuration(raw.timeout, '--timeout');
   if (typeof raw.maxRetries === 'string') {
     const rule = `must be an integer from 0 to ${MAX_RETRIES_LIMIT}`;

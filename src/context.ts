@@ -28,6 +28,8 @@ export interface GlobalOptions {
   timeoutMs?: number;
   maxRetries?: number;
   retry: boolean;
+  /** `--max-response-size` as given; checked with the other size settings (src/config/settings.ts). */
+  maxResponseSize?: string;
 }
 
 /** Where a setting came from, for `whoami` and `--verbose`. */
@@ -42,12 +44,20 @@ export interface ResolvedSettings {
   /** Undefined when no key is configured anywhere; commands that need one fail with exit 3. */
   apiKey: string | undefined;
   apiKeySource: SettingSource | undefined;
+  /** The largest answer taxprep reads (flag, environment, profile, default 8 MB). */
+  maxResponseBytes: number;
+  /** The query parameter name sent for each filter the contract does not name (`projects.type` -> `type`). */
+  queryParameters: Record<string, string>;
 }
 
 export interface Profile {
   name: string;
   baseUrl: string;
   apiKey: string;
+  /** `max_response_size` in the file, e.g. "16MB". */
+  maxResponseSize?: string;
+  /** `query_parameters` in the file: names of the filters the contract does not show. */
+  queryParameters?: Record<string, string>;
 }
 
 /** The conf-backed profile store (src/config/): file mode 0600, one default profile. */
@@ -87,6 +97,11 @@ export interface Context {
   readSecret(prompt: string): Promise<string>;
   /** Opens a URL in the user's browser (`--open`); prints it instead when there is no display. */
   openUrl(url: string): Promise<void>;
+  /**
+   * Aborted by the first Ctrl-C (SIGINT) after it was asked for, so that a command can say what it
+   * did before it stops; a second Ctrl-C ends the process the usual way.
+   */
+  interrupted(): AbortSignal;
 }
 
 /** What `createContext` is built from; tests pass fake streams, an environment and a clock. */
@@ -97,6 +112,8 @@ export interface ContextOptions {
   clock?: Clock;
   /** Source of randomness for retry jitter (0 <= x < 1). */
   random?: () => number;
+  /** What `interrupted()` listens to (returns how to stop listening); the process's SIGINT unless a test gives its own. */
+  onInterrupt?: (handler: () => void) => () => void;
 }
 
 /** A context together with the means to release what it opened (the HTTP connection pool). */
@@ -115,6 +132,8 @@ export function createContext(options: ContextOptions): OwnedContext {
   let store: Promise<ProfileStore> | undefined;
   let settings: Promise<ResolvedSettings> | undefined;
   let client: Promise<{ api: ApiClient; close(): Promise<void> }> | undefined;
+  let interruption: AbortController | undefined;
+  let stopListening: (() => void) | undefined;
 
   const profiles = () =>
     (store ??= import('./config/store').then(({ openProfileStore }) => openProfileStore(env)));
@@ -149,7 +168,22 @@ export function createContext(options: ContextOptions): OwnedContext {
     },
     readSecret: (prompt) => readSecret(io, prompt),
     openUrl: (url) => openUrl(io, env, url),
+    interrupted() {
+      if (interruption === undefined) {
+        const controller = new AbortController();
+        interruption = controller;
+        const listen =
+          options.onInterrupt ??
+          ((handler: () => void) => {
+            process.once('SIGINT', handler);
+            return () => process.off('SIGINT', handler);
+          });
+        stopListening = listen(() => controller.abort(new Error('interrupted')));
+      }
+      return interruption.signal;
+    },
     async close() {
+      stopListening?.();
       if (client !== undefined) await (await client).close();
     },
   };

@@ -26,6 +26,12 @@ export const EXIT = {
   PARTIAL: 9,
   /** Another taxprep run holds the login-link ledger's lock (an overlapping cron run); nothing was sent. */
   LOCKED: 10,
+  /** The base URL answered, but not as the service's API does (a foreign 404, an HTML page): a wrong base URL. */
+  NOT_THE_API: 11,
+  /** A safety limit of taxprep stopped the command: --max-pages, or an answer larger than --max-response-size. */
+  LIMIT: 12,
+  /** Stopped by Ctrl-C (SIGINT), after saying what was done; 128 + 2, as shells report it. */
+  INTERRUPTED: 130,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -42,6 +48,9 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.SERVER, 'the service failed (5xx) or its answer did not match the contract'],
   [EXIT.PARTIAL, 'a batch finished but some items failed; each failure is reported'],
   [EXIT.LOCKED, 'another taxprep run is using the login-link ledger (overlapping cron runs); nothing was sent'],
+  [EXIT.NOT_THE_API, 'the base URL does not answer like the service\'s API (a foreign 404, HTML or non-JSON): check that it ends in /v1beta'],
+  [EXIT.LIMIT, 'a safety limit stopped the command: more pages than --max-pages, or an answer larger than --max-response-size'],
+  [EXIT.INTERRUPTED, 'stopped by Ctrl-C (SIGINT) after saying what was already done'],
 ];
 
 /** Every failure taxprep reports: a code, a message that says what to do next, and an exit code. */
@@ -122,6 +131,30 @@ export class NetworkError extends CliError {
 export class ProtocolError extends CliError {
   readonly exitCode = EXIT.SERVER;
   readonly code = 'INVALID_RESPONSE';
+}
+
+/** The base URL reached something that is not the service's API (NOT_THE_API). */
+export class NotTheApiError extends CliError {
+  readonly exitCode = EXIT.NOT_THE_API;
+  readonly code = 'NOT_THE_API';
+}
+
+/** A limit taxprep sets for its own safety was reached; `code` says which. */
+export class LimitError extends CliError {
+  readonly exitCode = EXIT.LIMIT;
+  constructor(
+    readonly code: 'TOO_MANY_PAGES' | 'RESPONSE_TOO_LARGE',
+    message: string,
+    options: { hint?: string; details?: Record<string, unknown> } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** Ctrl-C stopped the command; what was done before it is reported first. */
+export class InterruptedError extends CliError {
+  readonly exitCode = EXIT.INTERRUPTED;
+  readonly code = 'INTERRUPTED';
 }
 
 /** The login-link ledger is locked by another live run; `details` names its pid, host and start. */

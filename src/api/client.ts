@@ -1,19 +1,34 @@
 import { createReadStream } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import type { z } from 'zod';
-import { endpointPath, endpoints, type EndpointName, type ResponseOf } from '../contract/endpoints';
+import { endpointPath, endpoints, type EndpointName } from '../contract/endpoints';
 import { describeFieldErrors, fieldErrors } from '../contract/rules';
 import type { Clock, GlobalOptions, ResolvedSettings } from '../context';
-import { ProtocolError, UsageError } from '../errors';
-import { describeKeySource } from '../config/settings';
+import { LimitError, ProtocolError, UsageError } from '../errors';
+import { CONFIGURABLE_QUERY_PARAMETERS, describeKeySource, ENVIRONMENT_VARIABLES } from '../config/settings';
+import { sanitizeLine } from '../output/sanitize';
 import type { ApiClient, ApiResponse, CallInput } from './types';
-import { apiErrorFrom, type ErrorContext } from './errors';
+import { apiErrorFrom, notTheApi, type ErrorContext } from './errors';
+import { LIST_KEYS, misfit, tolerantReader, type TolerantResponseOf } from './tolerant';
 import { createTransport, rateLimitWait, type HttpResult, type OutgoingRequest, type Transport } from './http';
 import { DEFAULT_MAX_RETRIES, RETRY_BUDGET_MS } from './retry';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** `pages()` asks for the contract's largest page unless told otherwise: fewest requests. */
 const DEFAULT_PAGE_SIZE = 100;
+/** `--all` stops with LIMIT (exit 12) beyond this many pages: 100,000 items at the largest page size. */
+export const DEFAULT_MAX_PAGES = 1000;
+
+/** The lists with filters whose names the contract does not show, as the settings name them (`projects.type`). */
+const LIST_OF_ENDPOINT: Partial<Record<EndpointName, string>> = { listProjects: 'projects', listDeliverables: 'deliverables' };
+
+/** The settings key of a filter whose name may be configured (`projects.type`), or undefined. */
+function configurableFilter(name: EndpointName, key: string): string | undefined {
+  const setting = `${LIST_OF_ENDPOINT[name]}.${key}`;
+  return Object.hasOwn(CONFIGURABLE_QUERY_PARAMETERS, setting) ? setting : undefined;
+}
+/** Query keys that page rather than filter. */
+const PAGING_KEYS = new Set(['limit', 'offset']);
 
 export interface ApiClientOptions {
   baseUrl: string;
@@ -24,6 +39,15 @@ export interface ApiClientOptions {
   clock: Clock;
   random: () => number;
   log: (line: string) => void;
+}
+
+/** A list answer as read: the page to show, and what paging needs of what was sent. */
+interface ListRead<N extends EndpointName> {
+  page: ApiResponse<TolerantResponseOf<N>>;
+  /** Items the service sent, before dropping those that do not match a filter. */
+  sent: number;
+  /** Their ids in order (as JSON), to notice a page that repeats. */
+  ids: string;
 }
 
 export function createApiClient(options: ApiClientOptions): { api: ApiClient; close(): Promise<void> } {
@@ -39,43 +63,127 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     clock: options.clock,
     random: options.random,
     log: options.log,
+    maxResponseBytes: options.settings.maxResponseBytes,
   });
-  const errorContext: ErrorContext = { keySource: describeKeySource(options.settings) };
+  const errorContext: ErrorContext = { keySource: describeKeySource(options.settings), baseUrl: options.baseUrl };
   const base = `${options.baseUrl}/`;
+  const warned = new Set<string>();
+  const warn = (line: string) => options.log(`warning: ${sanitizeLine(line)}`);
+  const warnOnce = (topic: string, line: string) => {
+    if (warned.has(topic)) return;
+    warned.add(topic);
+    warn(line);
+  };
 
-  async function call<N extends EndpointName>(name: N, input: CallInput<N> = {}): Promise<ApiResponse<ResponseOf<N>>> {
+  /** A query parameter's name as sent: the contract's, unless the settings rename the filter. */
+  function parameterName(name: EndpointName, key: string): string {
+    const setting = configurableFilter(name, key);
+    return (setting === undefined ? undefined : options.settings.queryParameters[setting]) ?? key;
+  }
+
+  async function send<N extends EndpointName>(name: N, input: CallInput<N>): Promise<{ result: HttpResult; query: Record<string, unknown> }> {
     const spec = endpoints[name];
     const params = 'params' in spec ? checkInput(spec.params, input.params, 'path') : {};
-    const query = 'query' in spec ? checkInput(spec.query, input.query ?? {}, 'query') : {};
+    const query = 'query' in spec ? (checkInput(spec.query, input.query ?? {}, 'query') as Record<string, unknown>) : {};
     const url = new URL(endpointPath(spec.path, params as Record<string, string | number>).slice(1), base);
-    for (const [key, value] of Object.entries(query as Record<string, unknown>)) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(parameterName(name, key), String(value));
     }
     const request: OutgoingRequest = { method: spec.method, url, authenticated: 'permission' in spec, signal: input.signal };
     if ('body' in spec && !('multipart' in spec)) request.body = { json: checkInput(spec.body, input.body ?? {}, 'body') };
-    return parseAnswer(spec.response, await transport.send(request)) as ApiResponse<ResponseOf<N>>;
+    return { result: await transport.send(request), query };
   }
 
-  function parseAnswer(schema: z.ZodType, result: HttpResult): ApiResponse<unknown> {
+  async function call<N extends EndpointName>(name: N, input: CallInput<N> = {}): Promise<ApiResponse<TolerantResponseOf<N>>> {
+    if (name in LIST_KEYS) return (await readList(name, input)).page;
+    const { result } = await send(name, input);
+    return readAnswer(name, result);
+  }
+
+  /** The answer's JSON; `emptyIsAnswer`: an empty 2xx body reads as `{}` (a write acknowledged without a body). */
+  function jsonOf(result: HttpResult, emptyIsAnswer = false): unknown {
     if (result.status < 200 || result.status > 299) {
       throw apiErrorFrom(result.status, result.text, errorContext, rateLimitWait(result, options.clock.now()));
     }
-    let json: unknown;
+    if (emptyIsAnswer && result.text.trim() === '') return {};
     try {
-      json = JSON.parse(result.text);
+      return JSON.parse(result.text);
     } catch {
-      throw new ProtocolError(`the service answered HTTP ${result.status} with a body that is not JSON`, {
-        hint: 'Check that the base URL points at the service (`taxprep whoami`).',
-      });
+      throw notTheApi(result.status, result.text, options.baseUrl);
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const problems = describeFieldErrors(fieldErrors(parsed.error));
-      throw new ProtocolError(`the service's answer does not match the contract: ${problems}`, {
-        hint: 'Run with --json to see the document as sent, and report it.',
-      });
+  }
+
+  function contractMismatch(problems: string): ProtocolError {
+    return new ProtocolError(`the service's answer does not match the contract: ${sanitizeLine(problems)}`, {
+      hint: 'Run with --json to see the document as sent, and report it.',
+    });
+  }
+
+  /**
+   * One resource. An answer to a write that does not fit is a warning: the service acknowledged
+   * the write, so it is reported done and shown as sent, never as a failure that invites a re-run.
+   */
+  function readAnswer<N extends EndpointName>(name: N, result: HttpResult): ApiResponse<TolerantResponseOf<N>> {
+    const reader = tolerantReader(name);
+    const json = jsonOf(result, reader.write);
+    const fit = misfit(reader.answer, json);
+    if ('data' in fit) {
+      const id = (fit.data as { id?: unknown }).id;
+      if (reader.write && reader.hasId && (id === undefined || id === null)) {
+        warn(`the service accepted the request (HTTP ${result.status}) but its answer carries no id`);
+      }
+      return { status: result.status, data: fit.data as TolerantResponseOf<N>, json, headers: result.headers };
     }
-    return { status: result.status, data: parsed.data, json, headers: result.headers };
+    if (!reader.write) throw contractMismatch(fit.problems);
+    warn(`the service accepted the request (HTTP ${result.status}) but its answer does not fit the contract (${fit.problems}); it is shown as sent`);
+    const data = typeof json === 'object' && json !== null && !Array.isArray(json) ? json : {};
+    return { status: result.status, data: data as TolerantResponseOf<N>, json, headers: result.headers };
+  }
+
+  /**
+   * A list page. Items that do not fit the contract are kept as sent, with a warning naming the
+   * item and field. Items that do not match a filter the user gave are dropped, with one warning
+   * naming the parameter (a service that names the filter differently ignores ours).
+   */
+  async function readList<N extends EndpointName>(name: N, input: CallInput<N>): Promise<ListRead<N>> {
+    const { result, query } = await send(name, input);
+    const json = jsonOf(result);
+    const reader = tolerantReader(name);
+    const list = reader.list!;
+    const envelope = misfit(reader.answer, json);
+    if (!('data' in envelope)) throw contractMismatch(envelope.problems);
+    const sentItems = (envelope.data as Record<string, unknown[]>)[list.key]!;
+    const items = sentItems.map((item, index) => {
+      const fit = misfit(list.item, item);
+      if ('data' in fit) return fit.data;
+      warn(`${list.key} item ${index + 1}${describeId(item)} does not fit the contract (${fit.problems}); it is shown as sent`);
+      return item;
+    });
+    const filters = Object.entries(query).filter(([key, value]) => value !== undefined && !PAGING_KEYS.has(key));
+    const kept = items.filter((item) => {
+      for (const [key, value] of filters) {
+        const field = (item as Record<string, unknown> | null)?.[key];
+        if (field !== undefined && field !== null && String(field) !== String(value)) {
+          const parameter = parameterName(name, key);
+          const setting = configurableFilter(name, key);
+          warnOnce(
+            `filter:${key}`,
+            `the service sent ${list.key} whose ${key} is not ${String(value)}, as if it ignored the query parameter "${parameter}"; ` +
+              `taxprep dropped them${setting === undefined ? '' : ` (if the service names this filter differently, set "${setting}" in ${ENVIRONMENT_VARIABLES.queryParameters} or the profile's query_parameters)`}`,
+          );
+          return false;
+        }
+      }
+      return true;
+    });
+    const data = { ...(envelope.data as Record<string, unknown>), [list.key]: kept };
+    const shownJson = kept.length === items.length ? json : { ...(json as Record<string, unknown>), [list.key]: sentItems.filter((_, index) => kept.includes(items[index])) };
+    return {
+      page: { status: result.status, data: data as TolerantResponseOf<N>, json: shownJson, headers: result.headers },
+      sent: sentItems.length,
+      // An item without an id (one that does not fit) is compared whole.
+      ids: JSON.stringify(sentItems.map((item) => (item as { id?: unknown } | null)?.id ?? item)),
+    };
   }
 
   const api: ApiClient = {
@@ -91,35 +199,56 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
         const form = new FormData();
         form.append('tax_year', String(checkedFields.tax_year));
         if (checkedFields.description !== undefined) form.append('description', checkedFields.description);
-        const fileStream = createReadStream(file.path);
+        // form-data cannot measure an empty stream (it ignores a knownLength of 0): an empty file goes as an empty buffer.
+        const fileStream = file.size === 0 ? Buffer.alloc(0) : createReadStream(file.path);
         let sent = 0;
-        fileStream.on('data', (chunk) => {
-          sent += chunk.length;
-          uploadOptions.onProgress?.(sent);
-        });
+        if (!Buffer.isBuffer(fileStream)) {
+          fileStream.on('data', (chunk) => {
+            sent += chunk.length;
+            uploadOptions.onProgress?.(sent);
+          });
+        }
         form.append('file', fileStream, { filename: file.filename, contentType: file.contentType, knownLength: file.size });
+        // Measured before piping: once form-data starts emitting, its length no longer counts what was sent.
+        const length = form.getLengthSync();
         // form-data is an old-style stream; piping it into a PassThrough gives undici a real Readable.
         const body = form.pipe(new PassThrough());
-        return { body, headers: { ...form.getHeaders(), 'content-length': String(form.getLengthSync()) } };
+        return { body, headers: { ...form.getHeaders(), 'content-length': String(length) } };
       };
       const request: OutgoingRequest = { method: 'POST', url, authenticated: true, body: { stream }, signal: uploadOptions.signal };
-      return parseAnswer(spec.response, await transport.send(request)) as ApiResponse<ResponseOf<'uploadDocument'>>;
+      return readAnswer('uploadDocument', await transport.send(request));
     },
 
-    async *pages(name, input = {}) {
-      const itemsKey = name === 'listDocuments' ? 'documents' : 'deliverables';
+    /**
+     * Ends on its own: when `has_more` is false, a page is empty, the offset reaches `total_count`,
+     * or a page repeats the previous one; beyond `maxPages` pages it fails with LIMIT.
+     */
+    async *pages(name, input = {}, pageOptions = {}) {
+      const maxPages = pageOptions.maxPages ?? DEFAULT_MAX_PAGES;
+      const key = LIST_KEYS[name];
       const query = { ...(input.query as Record<string, unknown> | undefined) };
       let offset = Number(query.offset ?? 0);
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-      for (;;) {
-        const page = await call(name, { ...input, query: { ...query, limit, offset } } as CallInput<typeof name>);
-        yield page;
-        const items = (page.data as Record<string, unknown[]>)[itemsKey] ?? [];
-        if (!(page.data as { has_more: boolean }).has_more) return;
-        if (items.length === 0) {
-          throw new ProtocolError(`the service said more ${itemsKey} follow offset ${offset} but sent none`);
+      let previousIds: string | undefined;
+      for (let pageNumber = 1; ; pageNumber += 1) {
+        if (pageNumber > maxPages) {
+          throw new LimitError('TOO_MANY_PAGES', `stopped after ${maxPages} pages (${offset} ${key}): the service still said more follow`, {
+            hint: 'Raise --max-pages if the list is really that long, or narrow it with filters.',
+            details: { max_pages: maxPages, offset },
+          });
         }
-        offset += items.length;
+        const read = await readList(name, { ...input, query: { ...query, limit, offset } } as CallInput<typeof name>);
+        if (read.sent > 0 && read.ids === previousIds) {
+          warn(`the service sent the same ${key} again at offset ${offset}; stopping there`);
+          return;
+        }
+        previousIds = read.ids;
+        yield read.page;
+        const { has_more: hasMore, total_count: totalCount } = read.page.data as { has_more?: unknown; total_count?: unknown };
+        offset += read.sent;
+        if (read.sent === 0 || hasMore === false) return;
+        if (typeof totalCount === 'number' && offset >= totalCount) return;
+        if (hasMore !== true && typeof totalCount !== 'number' && read.sent < Number(limit)) return;
       }
     },
 
@@ -162,6 +291,12 @@ export function resolveRawUrl(path: string, baseUrl: string, transport: Pick<Tra
   const withSlash = path.startsWith('/') ? path : `/${path}`;
   const full = basePath !== '' && (withSlash === basePath || withSlash.startsWith(`${basePath}/`)) ? withSlash : `${basePath}${withSlash}`;
   return new URL(full, transport.origin);
+}
+
+/** " (id 17)" when an item has an id to name it by. */
+function describeId(item: unknown): string {
+  const id = (item as { id?: unknown } | null)?.id;
+  return typeof id === 'number' || typeof id === 'string' ? ` (id ${id})` : '';
 }
 
 /** Input is checked with the contract's own schemas before anything is sent. */

@@ -1,11 +1,14 @@
 import { ErrorBody } from '../contract/errors';
-import { ApiError, NetworkError } from '../errors';
+import { ApiError, NetworkError, NotTheApiError } from '../errors';
+import { sanitizeDeep, sanitizeLine } from '../output/sanitize';
 import type { NetworkFailureKind } from './retry';
 import { formatDuration } from './retry';
 
 /** Who holds the key, for hints: "profile \"acme\"" or "TAXPREP_API_KEY". */
 export interface ErrorContext {
   keySource: string;
+  /** For the hint of a wrong base URL. */
+  baseUrl: string;
 }
 
 function field(details: Record<string, unknown> | undefined, name: string): string | undefined {
@@ -42,11 +45,23 @@ export function hintFor(status: number, body: ErrorBody, context: ErrorContext):
   return undefined;
 }
 
+export const NOT_THE_API_MESSAGE = "this does not look like the service's API: check the base URL (it should end in /v1beta)";
+
+/** A wrong base URL answers, but not in the service's shapes: HTML, plain text, a foreign 404. */
+export function notTheApi(status: number, text: string, baseUrl: string): NotTheApiError {
+  const snippet = bodySnippet(text);
+  return new NotTheApiError(NOT_THE_API_MESSAGE, {
+    details: { status, base_url: baseUrl, ...(snippet ? { body: snippet } : {}) },
+    hint: `${baseUrl} answered HTTP ${status}${snippet ? ` with "${snippet}"` : ''}. Show the settings with \`taxprep whoami\`; change them with \`taxprep profiles add <name> --base-url https://.../v1beta\` or TAXPREP_BASE_URL.`,
+  });
+}
+
 /**
- * The error for a non-2xx answer. A body that is not the contract's error shape (a proxy's HTML
- * page, say) still yields an error with a code of its own: `HTTP_<status>`.
+ * The error for a non-2xx answer. Everything the service wrote is sanitised here, once, before it
+ * can reach a terminal. A 404 without the contract's error body is a wrong base URL, not a missing
+ * record; any other status without one still yields an error with a code of its own: `HTTP_<status>`.
  */
-export function apiErrorFrom(status: number, text: string, context: ErrorContext, retryAfterMs?: number): ApiError {
+export function apiErrorFrom(status: number, text: string, context: ErrorContext, retryAfterMs?: number): ApiError | NotTheApiError {
   let body: ErrorBody | undefined;
   try {
     const parsed = ErrorBody.safeParse(JSON.parse(text));
@@ -54,16 +69,24 @@ export function apiErrorFrom(status: number, text: string, context: ErrorContext
   } catch {
     // Not JSON: described below from the status alone.
   }
+  if (body === undefined && status === 404) return notTheApi(status, text, context.baseUrl);
   body ??= { error: { code: `HTTP_${status}`, message: describeStatus(status, text) } };
+  const clean: ErrorBody = { error: { code: sanitizeLine(body.error.code), message: sanitizeLine(body.error.message) } };
+  if (body.error.details !== undefined) clean.error.details = sanitizeDeep(body.error.details) as Record<string, unknown>;
   const options: { hint?: string; retryAfterSeconds?: number } = {};
-  const hint = hintFor(status, body, context);
+  const hint = hintFor(status, clean, context);
   if (hint !== undefined) options.hint = hint;
   if (retryAfterMs !== undefined) options.retryAfterSeconds = Math.ceil(retryAfterMs / 1000);
-  return new ApiError(status, body, options);
+  return new ApiError(status, clean, options);
+}
+
+/** The start of a body, one printable line, for messages. */
+export function bodySnippet(text: string): string {
+  return sanitizeLine(text).replace(/\s+/g, ' ').trim().slice(0, 120);
 }
 
 function describeStatus(status: number, text: string): string {
-  const snippet = text.replace(/\s+/g, ' ').trim().slice(0, 120);
+  const snippet = bodySnippet(text);
   const kind = status >= 300 && status < 400 ? 'a redirect, which taxprep does not follow with a key' : 'no error body';
   return `the service answered HTTP ${status} with ${kind}${snippet ? `: ${snippet}` : ''}`;
 }

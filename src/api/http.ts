@@ -2,10 +2,13 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { redactApiKey } from '../contract/apiKeys';
 import type { Clock } from '../context';
-import type { NetworkError } from '../errors';
+import { LimitError, type NetworkError } from '../errors';
+import { sanitizeLine } from '../output/sanitize';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';
 import { formatDuration, rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind } from './retry';
 import { VERSION } from './version';
+import { formatBytes } from '../output/progress';
+import { ENVIRONMENT_VARIABLES } from '../config/settings';
 
 type Env = Record<string, string | undefined>;
 
@@ -23,6 +26,8 @@ export interface TransportOptions {
   random: () => number;
   /** One line on stderr: retry notes and `--verbose` traces. */
   log: (line: string) => void;
+  /** The largest answer read (bodies of requests are not limited by it). */
+  maxResponseBytes: number;
 }
 
 export type OutgoingBody = { json: unknown } | { stream: () => { body: Readable; headers: Record<string, string> } };
@@ -132,13 +137,14 @@ export function createTransport(options: TransportOptions) {
         body,
         signal: controller.signal,
       });
-      const text = await response.body.text();
       const responseHeaders = flattenHeaders(response.headers);
       trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
-      for (const [name, value] of Object.entries(responseHeaders)) trace(`< ${name}: ${value}`);
+      for (const [name, value] of Object.entries(responseHeaders)) trace(`< ${sanitizeLine(name)}: ${sanitizeLine(value)}`);
+      const text = await readCapped(response.body, options.maxResponseBytes);
       return { status: response.statusCode, headers: responseHeaders, text };
     } catch (error) {
       if (request.signal?.aborted) throw request.signal.reason;
+      if (error instanceof LimitError) throw error;
       const kind = timedOut ? 'timeout' : classifyNetworkFailure(error);
       trace(`< no answer after ${Math.round(performance.now() - started)} ms: ${error instanceof Error ? error.message : String(error)}`);
       throw new AttemptFailure(kind, networkErrorFrom(kind, origin, options.timeoutMs, error));
@@ -173,7 +179,8 @@ export function createTransport(options: TransportOptions) {
         if (result !== undefined) return result;
         throw failure!.error;
       }
-      options.log(`${decision.reason}; retrying in ${formatDuration(decision.delayMs)} (attempt ${retry + 2} of ${attempts})`);
+      const when = decision.delayMs < 1 ? 'now' : `in ${formatDuration(decision.delayMs)}`;
+      options.log(`${decision.reason}; retrying ${when} (attempt ${retry + 2} of ${attempts})`);
       await options.clock.sleep(decision.delayMs, request.signal);
     }
   }
@@ -201,13 +208,35 @@ export function rateLimitWait(result: HttpResult, now: Date): number | undefined
   return rateLimitWaitMs(result.headers['retry-after'], resetAt, now);
 }
 
+/**
+ * The body as text, refusing to hold more than `maxBytes`: a broken or hostile server that
+ * never stops sending must not take the memory of the machine (the connection is dropped).
+ */
+async function readCapped(body: Readable, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw new LimitError('RESPONSE_TOO_LARGE', `the service's answer is larger than ${formatBytes(maxBytes)}; taxprep stopped reading it`, {
+        hint: `Raise the limit with --max-response-size (or ${ENVIRONMENT_VARIABLES.maxResponseSize}, or max_response_size in the profile) if the answer is meant to be that large; otherwise check the base URL.`,
+        details: { max_response_bytes: maxBytes },
+      });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function redactHeader(name: string, value: string): string {
   if (name.toLowerCase() !== 'authorization') return value;
   return `Bearer ${redactApiKey(value.replace(/^Bearer\s+/i, ''))}`;
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const flat: Record<string, string> = {};
+  // No prototype: a header named `__proto__` is just a header.
+  const flat: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
   }

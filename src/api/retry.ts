@@ -62,26 +62,32 @@ export function retryDecision(method: string, outcome: AttemptOutcome, retry: nu
   }
 }
 
+/** The contract's Limits table: a 429's message "advises retrying after 60 seconds". */
+export const RATE_LIMIT_DEFAULT_WAIT_MS = 60_000;
+
 /**
  * How long a 429 asks to wait: `Retry-After` (seconds or an HTTP date) when sent, being relative
- * and so immune to clock skew; otherwise the body's `reset_at` against our clock.
+ * and so immune to clock skew; else the body's `reset_at` when it is still ahead of our clock;
+ * else the contract's 60 seconds (a `reset_at` in the past means the clocks disagree, not that
+ * the limit is over).
  */
-export function rateLimitWaitMs(retryAfter: string | undefined, resetAt: unknown, now: Date): number | undefined {
+export function rateLimitWaitMs(retryAfter: string | undefined, resetAt: unknown, now: Date): number {
   if (retryAfter !== undefined && retryAfter.trim() !== '') {
     const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+    if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
     const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return Math.max(0, date - now.getTime());
+    if (!Number.isNaN(date) && date > now.getTime()) return date - now.getTime();
   }
   if (typeof resetAt === 'string') {
     const reset = Date.parse(resetAt);
-    if (!Number.isNaN(reset)) return Math.max(0, reset - now.getTime());
+    if (!Number.isNaN(reset) && reset > now.getTime()) return reset - now.getTime();
   }
-  return undefined;
+  return RATE_LIMIT_DEFAULT_WAIT_MS;
 }
 
-/** "0.8s", "12s", "2m 5s": how long a wait is, for people. */
+/** "250 ms", "1.5s", "12s", "2m 5s": how long a wait is, for people (never "0.0s"). */
 export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(1, Math.round(ms))} ms`;
   if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
   const seconds = Math.round(ms / 1000);
   return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m ${seconds % 60}s`;

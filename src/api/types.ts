@@ -1,4 +1,5 @@
-import type { EndpointName, endpoints, ResponseOf } from '../contract';
+import type { EndpointName, endpoints } from '../contract';
+import type { ListEndpoint, TolerantResponseOf } from './tolerant';
 import type { z } from 'zod';
 
 type Spec<N extends EndpointName> = (typeof endpoints)[N];
@@ -14,8 +15,9 @@ export type CallInput<N extends EndpointName> = {
 };
 
 /**
- * A successful answer: `data` parsed with the endpoint's response schema (loose: unknown fields
- * are kept), `json` exactly as the service sent it (what `--json` prints).
+ * A successful answer: `data` read with the tolerant form of the endpoint's response schema
+ * (./tolerant.ts: unknown fields kept, most fields optional), `json` as the service sent it (what
+ * `--json` prints; a list's items that did not match a filter the user gave are left out).
  */
 export interface ApiResponse<T> {
   status: number;
@@ -36,19 +38,19 @@ export interface UploadFile {
 /** The thin HTTP layer every command uses. Every failure is a `CliError` (src/errors.ts). */
 export interface ApiClient {
   /** Calls a contract endpoint by its name in `src/contract/endpoints.ts`. */
-  call<N extends EndpointName>(name: N, input?: CallInput<N>): Promise<ApiResponse<ResponseOf<N>>>;
+  call<N extends EndpointName>(name: N, input?: CallInput<N>): Promise<ApiResponse<TolerantResponseOf<N>>>;
   /** Streams a file as multipart form data (`file`, `tax_year`, `description`); never reads it whole. */
   upload(
     accountId: number,
     file: UploadFile,
     fields: { tax_year: number; description?: string },
     options?: { onProgress?: (sentBytes: number) => void; signal?: AbortSignal },
-  ): Promise<ApiResponse<ResponseOf<'uploadDocument'>>>;
+  ): Promise<ApiResponse<TolerantResponseOf<'uploadDocument'>>>;
   /**
-   * Follows `limit`/`offset` until `has_more` is false, yielding each page as it arrives.
-   * `query.limit` is the page size (default: the contract's maximum, 100).
+   * Follows `limit`/`offset` until the list ends (see the client), yielding each page as it
+   * arrives. `query.limit` is the page size (default: the contract's maximum, 100).
    */
-  pages<N extends 'listDocuments' | 'listDeliverables'>(name: N, input?: CallInput<N>): AsyncIterable<ApiResponse<ResponseOf<N>>>;
+  pages<N extends ListEndpoint>(name: N, input?: CallInput<N>, options?: { maxPages?: number }): AsyncIterable<ApiResponse<TolerantResponseOf<N>>>;
   /** `taxprep api`: any method and path under the base URL, with the stored key; the body is JSON. */
   raw(
     method: string,

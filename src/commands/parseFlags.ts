@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { isWellFormedApiKey, redactApiKey } from '../contract/apiKeys';
+import { hasApiKeyShape, redactApiKey } from '../contract/apiKeys';
 import { fieldErrors, pathId, type FieldErrors } from '../contract/rules';
 import { UsageError } from '../errors';
 
@@ -36,7 +36,7 @@ export function parseId(value: unknown, argument: string): number {
   const result = pathId.safeParse(value);
   if (result.success) return result.data;
   // A key pasted in the wrong place must not end up in a log in full.
-  const given = isWellFormedApiKey(String(value)) ? redactApiKey(String(value)) : String(value);
+  const given = hasApiKeyShape(String(value)) ? redactApiKey(String(value)) : String(value);
   throw usageError({ [argument]: [`must be a positive integer (got ${JSON.stringify(given)})`] });
 }
 

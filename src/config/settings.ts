@@ -1,4 +1,5 @@
-import { API_KEY_HINT, isWellFormedApiKey } from '../contract/apiKeys';
+import { CONTRACT_API_KEY_HINT, hasApiKeyShape } from '../contract/apiKeys';
+import { BASE_PATH } from '../contract/version';
 import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../context';
 import { MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
 
@@ -11,7 +12,60 @@ export const ENVIRONMENT_VARIABLES = {
   profile: 'TAXPREP_PROFILE',
   apiKey: 'TAXPREP_API_KEY',
   baseUrl: 'TAXPREP_BASE_URL',
+  maxResponseSize: 'TAXPREP_MAX_RESPONSE_SIZE',
+  queryParameters: 'TAXPREP_QUERY_PARAMETERS',
 } as const;
+
+/** "A few MB": far above any page of 100 items, far below what would trouble the machine. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 };
+const SIZE_RULE = 'must be a size such as 8MB, 512KB or 1048576 (bytes), from 1KB to 1GB';
+
+/** "8MB" -> 8388608 (units are powers of 1024, as taxprep prints sizes). */
+export function parseSize(text: string, where: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = match ? SIZE_UNITS[match[2]!.toLowerCase()] : undefined;
+  const bytes = match && unit !== undefined ? Math.round(Number(match[1]) * unit) : NaN;
+  if (!(bytes >= 1024 && bytes <= 1024 ** 3)) throw new UsageError(`${where} ${SIZE_RULE}`, { details: { max_response_size: [SIZE_RULE] } });
+  return bytes;
+}
+
+/**
+ * Query parameters whose names the contract does not show, by `<list>.<filter>`; each may be
+ * renamed for a service that names it differently (TAXPREP_QUERY_PARAMETERS, or the profile's
+ * `query_parameters`). The values are the names taxprep sends by default.
+ */
+export const CONFIGURABLE_QUERY_PARAMETERS = {
+  'projects.type': 'type',
+  'projects.status': 'status',
+  'deliverables.account_id': 'account_id',
+  'deliverables.project_type': 'project_type',
+} as const;
+export type ConfigurableQueryParameter = keyof typeof CONFIGURABLE_QUERY_PARAMETERS;
+const PARAMETER_NAME = /^[A-Za-z0-9_.\-[\]]{1,64}$/;
+const PARAMETER_RULE = `must map ${Object.keys(CONFIGURABLE_QUERY_PARAMETERS).join(', ')} to names of letters, digits, "_", "-", ".", "[" or "]"`;
+
+/** `projects.type=project_type,deliverables.account_id=account` (or the profile's object) -> checked names. */
+export function checkQueryParameters(entries: Array<[string, string]>, where: string): Partial<Record<ConfigurableQueryParameter, string>> {
+  const names: Partial<Record<ConfigurableQueryParameter, string>> = {};
+  for (const [filter, name] of entries) {
+    if (!Object.hasOwn(CONFIGURABLE_QUERY_PARAMETERS, filter) || !PARAMETER_NAME.test(name)) {
+      throw new UsageError(`query parameter names (${where}) ${PARAMETER_RULE}; got "${filter}=${name}"`, { details: { query_parameters: [PARAMETER_RULE] } });
+    }
+    names[filter as ConfigurableQueryParameter] = name;
+  }
+  return names;
+}
+
+function queryParametersFromEnv(text: string): Array<[string, string]> {
+  return text
+    .split(',')
+    .filter((pair) => pair.trim() !== '')
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      return at < 0 ? [pair.trim(), ''] : [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    });
+}
 
 /** An empty variable counts as unset, so `TAXPREP_API_KEY= taxprep ...` falls back to the profile. */
 function fromEnv(env: Env, name: string): string | undefined {
@@ -39,7 +93,7 @@ export function checkBaseUrl(value: string, where: string): string {
 
 /** For `profiles add`: a key that cannot be a key is refused before it is stored. */
 export function checkNewApiKey(key: string): string {
-  if (!isWellFormedApiKey(key)) throw new UsageError(`the API key is not well formed. ${API_KEY_HINT}`, { details: { api_key: [API_KEY_HINT] } });
+  if (!hasApiKeyShape(key)) throw new UsageError(`the API key is not well formed. ${CONTRACT_API_KEY_HINT}`, { details: { api_key: [CONTRACT_API_KEY_HINT] } });
   return key;
 }
 
@@ -51,7 +105,7 @@ export function checkNewApiKey(key: string): string {
  * The profile store is not opened when flags and environment already give a base URL and a key.
  */
 export async function resolveSettings(input: {
-  globals: Pick<GlobalOptions, 'profile' | 'baseUrl'>;
+  globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize'>;
   env: Env;
   profiles: () => Promise<ProfileStore>;
 }): Promise<ResolvedSettings> {
@@ -108,15 +162,39 @@ export async function resolveSettings(input: {
           ? [profile.apiKey, 'profile']
           : [undefined, undefined];
 
+  const envSize = fromEnv(env, ENVIRONMENT_VARIABLES.maxResponseSize);
+  const maxResponseBytes =
+    globals.maxResponseSize !== undefined
+      ? parseSize(globals.maxResponseSize, '--max-response-size')
+      : envSize !== undefined
+        ? parseSize(envSize, ENVIRONMENT_VARIABLES.maxResponseSize)
+        : profile?.maxResponseSize !== undefined
+          ? parseSize(profile.maxResponseSize, `max_response_size of profile "${profile.name}"`)
+          : DEFAULT_MAX_RESPONSE_BYTES;
+  const envParameters = fromEnv(env, ENVIRONMENT_VARIABLES.queryParameters);
+  const queryParameters = {
+    ...CONFIGURABLE_QUERY_PARAMETERS,
+    ...(profile?.queryParameters === undefined ? {} : checkQueryParameters(Object.entries(profile.queryParameters), `query_parameters of profile "${profile.name}"`)),
+    ...(envParameters === undefined ? {} : checkQueryParameters(queryParametersFromEnv(envParameters), ENVIRONMENT_VARIABLES.queryParameters)),
+  };
+
   const resolved: ResolvedSettings = {
     profileName: profile?.name ?? null,
     baseUrl: checkBaseUrl(baseUrlRaw, baseUrlWhere),
     baseUrlSource,
     apiKey,
     apiKeySource,
+    maxResponseBytes,
+    queryParameters,
   };
   if (profileSource !== undefined) resolved.profileSource = profileSource;
   return resolved;
+}
+
+/** Whether a base URL ends in the contract's version segment; `profiles add` and `whoami` warn when not. */
+export function baseUrlVersionWarning(baseUrl: string): string | undefined {
+  if (new URL(baseUrl).pathname.replace(/\/+$/, '').endsWith(BASE_PATH)) return undefined;
+  return `warning: the base URL ${baseUrl} does not end in ${BASE_PATH}, the service's version segment; requests will likely miss the API (e.g. https://partner-api.example.com${BASE_PATH}).`;
 }
 
 /** Where the key came from, in words for messages. */
@@ -133,15 +211,15 @@ export function checkApiKey(settings: ResolvedSettings): void {
       hint: `Add a profile with \`taxprep profiles add <name>\` (the key is read from a prompt or stdin), or set ${ENVIRONMENT_VARIABLES.apiKey}.`,
     });
   }
-  if (!isWellFormedApiKey(settings.apiKey)) {
+  if (!hasApiKeyShape(settings.apiKey)) {
     throw new MalformedApiKeyError(`the API key from ${describeKeySource(settings)} is not well formed`, {
-      details: { hint: API_KEY_HINT },
-      hint: API_KEY_HINT,
+      details: { hint: CONTRACT_API_KEY_HINT },
+      hint: CONTRACT_API_KEY_HINT,
     });
   }
 }
 
 /** The key to send: only a well-formed one (a malformed key is never put on the wire). */
 export function usableApiKey(settings: ResolvedSettings): string | undefined {
-  return settings.apiKey !== undefined && isWellFormedApiKey(settings.apiKey) ? settings.apiKey : undefined;
+  return settings.apiKey !== undefined && hasApiKeyShape(settings.apiKey) ? settings.apiKey : undefined;
 }

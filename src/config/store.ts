@@ -18,7 +18,17 @@ export const PROFILE_NAME_RULE = 'must be 1-64 letters, digits, "-" or "_", star
  */
 const StoredProfiles = z.object({
   default_profile: z.string().optional(),
-  profiles: z.record(z.string(), z.object({ base_url: z.string(), api_key: z.string() })).optional(),
+  profiles: z
+    .record(
+      z.string(),
+      z.object({
+        base_url: z.string(),
+        api_key: z.string(),
+        max_response_size: z.string().optional(),
+        query_parameters: z.record(z.string(), z.string()).optional(),
+      }),
+    )
+    .optional(),
 });
 type StoredProfiles = z.infer<typeof StoredProfiles>;
 type StoredProfile = NonNullable<StoredProfiles['profiles']>[string];
@@ -67,7 +77,18 @@ export function openProfileStore(env: Env): ProfileStore {
     });
     return { ...stored, profiles: stored.profiles ?? {} };
   };
-  const toProfile = (name: string, stored: StoredProfile): Profile => ({ name, baseUrl: stored.base_url, apiKey: stored.api_key });
+  const toProfile = (name: string, stored: StoredProfile): Profile => {
+    const profile: Profile = { name, baseUrl: stored.base_url, apiKey: stored.api_key };
+    if (stored.max_response_size !== undefined) profile.maxResponseSize = stored.max_response_size;
+    if (stored.query_parameters !== undefined) profile.queryParameters = stored.query_parameters;
+    return profile;
+  };
+  const toStored = (profile: Profile): StoredProfile => {
+    const stored: StoredProfile = { base_url: profile.baseUrl, api_key: profile.apiKey };
+    if (profile.maxResponseSize !== undefined) stored.max_response_size = profile.maxResponseSize;
+    if (profile.queryParameters !== undefined) stored.query_parameters = profile.queryParameters;
+    return stored;
+  };
 
   return {
     path: conf.path,
@@ -82,7 +103,7 @@ export function openProfileStore(env: Env): ProfileStore {
     defaultName: () => read().default_profile,
     save(profile) {
       const current = read();
-      const profiles = { ...current.profiles, [checkProfileName(profile.name)]: { base_url: profile.baseUrl, api_key: profile.apiKey } };
+      const profiles = { ...current.profiles, [checkProfileName(profile.name)]: toStored(profile) };
       conf.store = { ...current, profiles, default_profile: current.default_profile ?? profile.name };
     },
     remove(name) {

@@ -23,7 +23,7 @@ import {
   ProjectStatusRecord,
 } from './resources';
 
-export const BASE_PATH = '/v1beta';
+export { BASE_PATH } from './version';
 
 /**
  * Permission scopes of an API key. The contract names `INSUFFICIENT_PERMISSIONS` but not the

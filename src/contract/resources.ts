@@ -2,8 +2,9 @@ import * as z from 'zod';
 import { oneOf } from './rules';
 
 /**
- * Response shapes. Objects are loose: the client keeps fields it does not know (so `--json` never
- * drops them), and ids are accepted as numbers or strings, since the contract's samples show both.
+ * Response shapes, as the mock answers them. Objects are loose and ids may be numbers or strings,
+ * since the contract's samples show both. The client reads answers through the tolerant forms of
+ * these schemas (src/api/tolerant.ts), which require only what the contract guarantees.
  */
 
 export const ACCOUNT_STATUSES = ['active', 'onboarding', 'suspended', 'completed'] as const;

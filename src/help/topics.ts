@@ -46,6 +46,8 @@ ${table([
   [ENVIRONMENT_VARIABLES.apiKey, 'API key to use (for cron and CI; never pass a key as a flag)'],
   [ENVIRONMENT_VARIABLES.baseUrl, 'service address including /v1beta'],
   [ENVIRONMENT_VARIABLES.profile, 'stored profile to use instead of the default'],
+  [ENVIRONMENT_VARIABLES.maxResponseSize, 'largest answer taxprep reads, e.g. 16MB (default 8MB; --max-response-size beats it)'],
+  [ENVIRONMENT_VARIABLES.queryParameters, 'names of the filters the contract does not show, e.g. projects.status=state,deliverables.account_id=account'],
   ['HTTPS_PROXY, HTTP_PROXY', 'proxy for https:// and http:// service addresses (lower-case names too)'],
   ['NO_PROXY', 'hosts reached directly, comma-separated (e.g. localhost,.internal)'],
   ['XDG_CONFIG_HOME', 'profiles live in $XDG_CONFIG_HOME/taxprep/profiles.json (default ~/.config)'],

@@ -11,6 +11,8 @@ import { sanitizeLine, sanitizeText } from './sanitize';
  */
 export interface Format {
   text(value: unknown): string;
+  /** First and last name; either may be missing from a tolerant answer. */
+  name(first: unknown, last: unknown): string;
   multiline(value: unknown): string;
   date(value: unknown): string;
   status(value: unknown): string;
@@ -22,6 +24,7 @@ export function createFormat(options: { readable: boolean; colors: Palette; now:
   const { readable, colors, now } = options;
   return {
     text: (value) => sanitizeLine(value),
+    name: (first, last) => sanitizeLine([first, last].filter((part) => part !== undefined && part !== null && part !== '').join(' ')),
     multiline: (value) => sanitizeText(value),
     date: (value) => (value === null || value === undefined ? '-' : formatTimestamp(value, { readable, now })),
     status: (value) => colorStatus(colors, sanitizeLine(value)),

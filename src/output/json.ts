@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { escapeJsonForTerminal } from './sanitize';
 import { writeText } from './write';
 
 /**
@@ -7,12 +8,12 @@ import { writeText } from './write';
  * a pipe; always one trailing newline.
  */
 export function formatJson(document: unknown, pretty: boolean): string {
-  return `${pretty ? JSON.stringify(document, null, 2) : JSON.stringify(document)}\n`;
+  return `${escapeJsonForTerminal(pretty ? JSON.stringify(document, null, 2) : JSON.stringify(document))}\n`;
 }
 
 /** One item a line (`--ndjson`). */
 export function formatNdjsonLine(item: unknown): string {
-  return `${JSON.stringify(item)}\n`;
+  return `${escapeJsonForTerminal(JSON.stringify(item))}\n`;
 }
 
 /**
@@ -33,7 +34,7 @@ export class JsonListWriter {
     const separator = this.count === 0 ? this.head() : ',';
     const body = this.pretty ? `\n    ${JSON.stringify(item, null, 2).replace(/\n/g, '\n    ')}` : JSON.stringify(item);
     this.count += 1;
-    await writeText(this.stream, separator + body);
+    await writeText(this.stream, separator + escapeJsonForTerminal(body));
   }
 
   /** Closes the list and appends `fields` after it, in their order. */
@@ -44,7 +45,7 @@ export class JsonListWriter {
         ? `,\n  ${JSON.stringify(name)}: ${JSON.stringify(value, null, 2).replace(/\n/g, '\n  ')}`
         : `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
     }
-    await writeText(this.stream, `${text}${this.pretty ? '\n}' : '}'}\n`);
+    await writeText(this.stream, `${escapeJsonForTerminal(text)}${this.pretty ? '\n}' : '}'}\n`);
   }
 
   private head(): string {

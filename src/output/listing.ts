@@ -1,3 +1,4 @@
+import { UsageError } from '../errors';
 import type { Column, Format, Output } from './index';
 
 /** How a list is printed: the service's JSON document, one item a line, or a table. */
@@ -9,10 +10,13 @@ export function listMode(globalJson: boolean, ndjson: boolean): ListMode {
   return globalJson ? 'json' : 'table';
 }
 
+/** A terminal table of `--all` is printed in blocks of this many rows. */
+const TABLE_ROWS_HELD = 1000;
+
 /** What every paged list of the contract carries besides its items. */
 export interface ListData {
-  total_count: number;
-  has_more?: boolean;
+  total_count?: number | null;
+  has_more?: boolean | null;
 }
 
 /** A page as the API client returns it: the document as sent, and parsed. */
@@ -31,7 +35,7 @@ export interface ListSpec<Data extends ListData, Item> {
 
 export interface ListSummary {
   shown: number;
-  /** `total_count` of the last page. */
+  /** `total_count` of the last page (the items shown when the service did not say). */
   totalCount: number;
   hasMore: boolean;
 }
@@ -53,14 +57,15 @@ export async function printPage<Data extends ListData, Item>(
   if (mode === 'json') await out.json(page.json);
   else if (mode === 'ndjson') for (const item of rawItems(page.json, spec.key)) await out.ndjson(item);
   else if (items.length > 0) await out.table(spec.head, items.map((item) => spec.row(item, out.format)));
-  return { shown: items.length, totalCount: page.data.total_count, hasMore: page.data.has_more === true };
+  return { shown: items.length, totalCount: page.data.total_count ?? items.length, hasMore: page.data.has_more === true };
 }
 
 /**
  * Every page (`--all`), printed as pages arrive: `--json` as ONE document with every item
  * (`{key: [...], total_count, has_more: false}`) streamed item by item, `--ndjson` a line per item,
- * and rows streamed as tab-separated lines off a terminal. Only a terminal table waits for the last
- * page, since its column widths depend on every row.
+ * and rows streamed as tab-separated lines off a terminal. A terminal table waits for more rows,
+ * since its column widths depend on them, but never for more than TABLE_ROWS_HELD: memory stays
+ * bounded however long the list.
  */
 export async function printAllPages<Data extends ListData, Item>(
   out: Output,
@@ -73,12 +78,13 @@ export async function printAllPages<Data extends ListData, Item>(
   let shown = 0;
   let totalCount = 0;
   for await (const page of pages) {
-    totalCount = page.data.total_count;
+    totalCount = page.data.total_count ?? shown;
     if (mode === 'table') {
       const rows = spec.items(page.data).map((item) => spec.row(item, out.format));
       shown += rows.length;
       if (out.forPeople) tableRows.push(...rows);
       else if (rows.length > 0) await out.table(spec.head, rows);
+      if (tableRows.length >= TABLE_ROWS_HELD) await out.table(spec.head, tableRows.splice(0));
       continue;
     }
     for (const item of rawItems(page.json, spec.key)) {
@@ -87,9 +93,9 @@ export async function printAllPages<Data extends ListData, Item>(
       else await out.ndjson(item);
     }
   }
-  if (writer) await writer.end({ total_count: totalCount, has_more: false });
+  if (writer) await writer.end({ total_count: Math.max(totalCount, shown), has_more: false });
   if (tableRows.length > 0) await out.table(spec.head, tableRows);
-  return { shown, totalCount, hasMore: false };
+  return { shown, totalCount: Math.max(totalCount, shown), hasMore: false };
 }
 
 /**
@@ -110,4 +116,14 @@ export async function noteListSummary(
     const next = what.offset + summary.shown;
     await out.note(`Showing ${summary.shown} of ${summary.totalCount} ${what.noun}; next page: --offset ${next}, or --all for every one.`);
   }
+}
+
+const MAX_PAGES_RULE = 'must be a whole number from 1 to 1000000';
+
+/** `--max-pages <n>`: undefined when not given (the client's default applies). */
+export function parseMaxPages(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const pages = /^\d{1,7}$/.test(String(value)) ? Number(value) : NaN;
+  if (!(pages >= 1 && pages <= 1_000_000)) throw new UsageError(`--max-pages ${MAX_PAGES_RULE}`, { details: { '--max-pages': [MAX_PAGES_RULE] } });
+  return pages;
 }

@@ -44,13 +44,14 @@ describe('how long a 429 asks to wait', () => {
     ['Retry-After wins over reset_at', '3', '2026-01-01T00:01:00Z', 3000],
     ['reset_at alone', undefined, '2026-01-01T00:00:30Z', 30_000],
     ['Retry-After as an HTTP date', 'Thu, 01 Jan 2026 00:00:05 GMT', undefined, 5000],
-    ['a reset in the past', undefined, '2025-12-31T23:59:00Z', 0],
-    ['nothing usable', undefined, 'soon', undefined],
+    ['a reset in the past (clock skew): the contract\'s 60 s', undefined, '2025-12-31T23:59:00Z', 60_000],
+    ['a Retry-After date in the past, then reset_at', 'Wed, 31 Dec 2025 23:00:00 GMT', '2026-01-01T00:00:10Z', 10_000],
+    ['nothing usable: the contract\'s 60 s', undefined, 'soon', 60_000],
   ])('%s', (_name, retryAfter, resetAt, expected) => {
     expect(rateLimitWaitMs(retryAfter, resetAt, now)).toBe(expected);
   });
 });
 
 it('formats waits for people', () => {
-  expect([800, 12_000, 59_400, 125_000].map(formatDuration)).toEqual(['0.8s', '12s', '59s', '2m 5s']);
+  expect([0, 250, 800, 1500, 12_000, 59_400, 125_000].map(formatDuration)).toEqual(['1 ms', '250 ms', '800 ms', '1.5s', '12s', '59s', '2m 5s']);
 });

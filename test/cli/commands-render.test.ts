@@ -17,6 +17,7 @@ import { ApiError, EXIT, ProtocolError, UsageError } from '../../src/errors';
 import { endpoints, type EndpointName } from '../../src/contract/endpoints';
 import type { Clock } from '../../src/context';
 import { createTestContext, type TestContext, type TestContextOptions } from '../helpers/context';
+import { CONFIGURABLE_QUERY_PARAMETERS, DEFAULT_MAX_RESPONSE_BYTES } from '../../src/config/settings';
 
 const ESC = '\u001b';
 
@@ -55,15 +56,15 @@ function stubApi(stubs: Stubs): StubApi {
       calls.push({ name: 'uploadDocument', input: { accountId, fields } });
       const outcome = uploads.shift();
       if (outcome === undefined) throw new Error(`unexpected upload of ${file.filename}`);
-      if (outcome instanceof Error) throw outcome;
       options?.onProgress?.(Math.floor(file.size / 2));
+      if (outcome instanceof Error) throw outcome;
       options?.onProgress?.(file.size);
       uploaded.push(file);
       return answer('uploadDocument', outcome);
     },
     async *pages(name, input) {
       calls.push({ name: `pages:${name}`, input });
-      const pages = stubs.pages?.[name];
+      const pages = stubs.pages?.[name as keyof NonNullable<Stubs['pages']>];
       if (!pages) throw new Error(`unexpected pages of ${name}`);
       for (const page of pages) yield answer(name, page);
     },
@@ -92,6 +93,8 @@ function useStub(test: TestContext, stubs: Stubs): StubApi {
     baseUrlSource: 'flag',
     apiKey: undefined,
     apiKeySource: undefined,
+    maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
+    queryParameters: { ...CONFIGURABLE_QUERY_PARAMETERS },
   });
   return api;
 }
@@ -371,17 +374,28 @@ describe('docs upload', () => {
     const error = await uploadDocuments.run(t.ctx, { accountId: 1001, paths: [w2, notes, scan], fields }).catch((thrown: unknown) => thrown);
     expect(error).toBe(refused);
     expect(JSON.parse(t.stdout())).toEqual([uploadedDoc(1, 'w2.pdf')]);
-    expect(t.stderr()).toBe('Uploaded 1 of 3 files; notes.rtf failed, not attempted: scan.PNG.\n');
+    expect(t.stderr()).toBe('Uploaded 1 of 3 files: w2.pdf (id 1); notes.rtf failed; not uploaded: scan.PNG.\n');
   });
 
   it('draws progress on stderr only when stderr is a terminal', async () => {
     const onTerminal = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] }, { tty: { stderr: true }, env: { NO_COLOR: '1' } });
     await uploadDocuments.run(onTerminal.ctx, { accountId: 1001, paths: [w2], fields });
-    expect(onTerminal.stderr()).toBe('\rw2.pdf █████░░░░░  50%\rw2.pdf ██████████ 100%\n');
+    expect(onTerminal.stderr()).toBe('\rw2.pdf █████░░░░░  50%\u001b[K\rw2.pdf ██████████ 100%\u001b[K\n');
 
     const inPipe = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] });
     await uploadDocuments.run(inPipe.ctx, { accountId: 1001, paths: [w2], fields });
     expect(inPipe.stderr()).toBe('');
+  });
+
+  it('wipes the bar of a failed upload, and never draws wider than the terminal', async () => {
+    const refused = new ApiError(415, { error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'not accepted' } });
+    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), refused] }, { tty: { stderr: true }, env: { NO_COLOR: '1' }, columns: 24 });
+    await uploadDocuments.run(t.ctx, { accountId: 1001, paths: [w2, notes], fields }).catch(() => undefined);
+    const [, failedBar] = t.stderr().split('\n');
+    expect(failedBar).toMatch(/^\rnotes\.… [█░]{10} +\d+%\u001b\[K\r\u001b\[KUploaded 1 of 2 files: w2\.pdf \(id 1\); notes\.rtf failed\.$/);
+    const draws = t.stderr().split(/\r|\n/).filter((part) => part.includes('%'));
+    expect(draws).toHaveLength(3);
+    for (const draw of draws) expect([...draw.replace(/\u001b\[K/g, '')].length).toBeLessThan(24);
   });
 });
 

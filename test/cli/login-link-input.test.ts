@@ -55,7 +55,8 @@ describe('bad input is refused before anything is sent, naming each line and rul
     ['a malformed email', '{"account_id":1,"user_email":"nobody"}\n', ['line 1: user_email must be a valid email address']],
     ['a line that is not JSON', '{"account_id":1}\n{oops\n', ['line 2 is not valid JSON']],
     ['an NDJSON value that is not an object', '{"account_id":1}\n[1]\n', ['line 2 must be a JSON object']],
-    ['an unknown NDJSON key', '{"account_id":1,"emial":"a@b.co"}\n', ['line 1: emial is not a field of this request']],
+    ['an unknown NDJSON key', '{"account_id":1,"emial":"a@b.co"}\n', ['line 1 has unknown field "emial"; fields are account_id, user_email, purpose, expiry_hours']],
+    ['NDJSON keys named like prototype members', '{"account_id":1,"constructor":"x"}\n{"account_id":2,"__proto__":{"x":1}}\n', ['line 1 has unknown field "constructor"', 'line 2 has unknown field "__proto__"']],
     ['a CSV row with the wrong number of fields', 'account_id,user_email\n1001\n', ['line 2 has 1 fields; the header has 2']],
     ['the same user twice', '1001\n1002\n1001\n', ['line 3: account 1001 repeats line 1; a second link would invalidate the first']],
   ])('%s', (_name, text, expected) => {

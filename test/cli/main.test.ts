@@ -131,7 +131,7 @@ describe('profiles and whoami', () => {
     expect(shown.stdout).toMatch(/^API key: +tpk_…0042$/m);
     expect(shown.stdout).toMatch(/^Default: +yes$/m);
 
-    const whoami = await step(['whoami', '--json']);
+    const whoami = await step(['whoami', '--json', '--offline']);
     expect(whoami.code).toBe(0);
     expect(JSON.parse(whoami.stdout)).toEqual({
       profile: 'staging',
@@ -140,8 +140,10 @@ describe('profiles and whoami', () => {
       base_url_source: 'profile',
       api_key: 'tpk_…0042',
       api_key_source: 'profile',
+      key_check: null,
     });
-    const chosen = await step(['--profile', 'acme', 'whoami']);
+    const chosen = await step(['--profile', 'acme', 'whoami', '--offline']);
+    expect(chosen.stdout).toMatch(/^Service: +not checked \(--offline\)$/m);
     expect(chosen.stdout).toMatch(/^Profile: +acme \(from --profile\)$/m);
     expect(chosen.stdout).toMatch(/^Base URL: +https:\/\/acme\.example\/v1beta \(from the profile\)$/m);
 
@@ -163,7 +165,7 @@ describe('profiles and whoami', () => {
   });
 
   it.each([
-    ['a malformed key', ['profiles', 'add', 'acme'], 'sk_live_123\n', /the API key is not well formed\. API keys begin with "tpk_"/],
+    ['a malformed key', ['profiles', 'add', 'acme'], 'no-underscore-here\n', /the API key is not well formed\. API keys have the form <prefix>_<random>/],
     ['no key at all', ['profiles', 'add', 'acme'], '', /no API key was given/],
     ['a bad name', ['profiles', 'add', 'a b'], `${KEY}\n`, /profile name "a b" must be 1-64 letters/],
     ['a base URL with credentials', ['profiles', 'add', 'acme', '--base-url', 'https://u:p@x.example'], `${KEY}\n`, /base URL \(--base-url\) must be an http/],
@@ -174,13 +176,13 @@ describe('profiles and whoami', () => {
   });
 
   it('whoami from the environment, and exit 3 when no key is usable', async () => {
-    const fromEnv = await run(['whoami', '--json'], { env: { TAXPREP_API_KEY: KEY, TAXPREP_BASE_URL: 'https://env.example/v1beta' } });
+    const fromEnv = await run(['whoami', '--json', '--offline'], { env: { TAXPREP_API_KEY: KEY, TAXPREP_BASE_URL: 'https://env.example/v1beta' } });
     expect(JSON.parse(fromEnv.stdout)).toMatchObject({ profile: null, base_url_source: 'environment', api_key: 'tpk_…0042', api_key_source: 'environment' });
     const none = await run(['whoami']);
     expect(none.code).toBe(EXIT.AUTH);
     expect(none.stdout).toMatch(/^API key: +none$/m);
     expect(none.stderr).toContain('No API key is configured');
-    const malformed = await run(['whoami'], { env: { TAXPREP_API_KEY: 'sk_live_secretvalue' } });
+    const malformed = await run(['whoami'], { env: { TAXPREP_API_KEY: 'secretvalue without a prefix' } });
     expect(malformed.code).toBe(EXIT.AUTH);
     expect(malformed.stdout).toMatch(/^API key: +\(malformed key, hidden\) \(from TAXPREP_API_KEY\)$/m);
     expect(malformed.stdout + malformed.stderr).not.toContain('secretvalue');

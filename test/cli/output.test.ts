@@ -8,7 +8,7 @@ import { createFormat } from '../../src/output/format';
 import { JsonListWriter, formatJson, formatNdjsonLine } from '../../src/output/json';
 import { listMode } from '../../src/output/listing';
 import { clampPercent, formatBytes, progressBar } from '../../src/output/progress';
-import { sanitizeLine, sanitizeText } from '../../src/output/sanitize';
+import { escapeJsonForTerminal, sanitizeDeep, sanitizeLine, sanitizeText } from '../../src/output/sanitize';
 import { fitWidths, freeText, renderTable, truncate } from '../../src/output/table';
 
 const NOW = new Date('2026-11-17T10:15:00Z');
@@ -243,5 +243,26 @@ describe('list modes', () => {
     expect(listMode(true, true)).toBe('ndjson');
     expect(listMode(true, false)).toBe('json');
     expect(listMode(false, false)).toBe('table');
+  });
+});
+
+describe('service text in structures and JSON', () => {
+  it('sanitizeDeep cleans every string and key of an error\'s details, into objects without a prototype', () => {
+    const clean = sanitizeDeep({ 'a\u001b[2Jb': ['x\u202ey', 1], nested: { hint: 'ok\u0007' } }) as Record<string, unknown>;
+    expect(JSON.parse(JSON.stringify(clean))).toEqual({ ab: ['xy', 1], nested: { hint: 'ok' } });
+    expect(Object.getPrototypeOf(clean)).toBeNull();
+  });
+
+  it('JSON for a terminal writes bidi controls, C1 controls and line separators as escapes: the same data', () => {
+    const document = { title: 'Plan \u202etxt.exe \u2066x\u2069 \u0085 \u2028' };
+    const text = formatJson(document, false);
+    expect(text).toBe('{"title":"Plan \\u202etxt.exe \\u2066x\\u2069 \\u0085 \\u2028"}\n');
+    expect(JSON.parse(text)).toEqual(document);
+    expect(escapeJsonForTerminal('"plain"')).toBe('"plain"');
+    expect(formatNdjsonLine({ a: '\u202e' })).toBe('{"a":"\\u202e"}\n');
+  });
+
+  it('an object where text was expected prints as its JSON, not [object Object]', () => {
+    expect(sanitizeLine({ a: 1 })).toBe('{"a":1}');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkApiKey, checkBaseUrl, DEFAULT_BASE_URL, resolveSettings } from '../../src/config/settings';
+import { baseUrlVersionWarning, checkApiKey, checkBaseUrl, checkQueryParameters, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, parseSize, resolveSettings } from '../../src/config/settings';
+import { hasApiKeyShape, redactApiKey } from '../../src/contract/apiKeys';
 import type { Profile, ProfileStore } from '../../src/context';
 import { EXIT, MalformedApiKeyError, MissingCredentialsError, UsageError } from '../../src/errors';
 
@@ -93,7 +94,7 @@ describe('base URL rule', () => {
 });
 
 describe('key check before any request', () => {
-  const base = { profileName: null, baseUrl: DEFAULT_BASE_URL, baseUrlSource: 'default' as const };
+  const base = { profileName: null, baseUrl: DEFAULT_BASE_URL, baseUrlSource: 'default' as const, maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES, queryParameters: {} };
 
   it('no key: MissingCredentialsError, exit 3', () => {
     expect(() => checkApiKey({ ...base, apiKey: undefined, apiKeySource: undefined })).toThrow(MissingCredentialsError);
@@ -102,7 +103,7 @@ describe('key check before any request', () => {
   it('a malformed key: INVALID_API_KEY with the service hint, exit 3, naming its source but not the key', () => {
     let error: unknown;
     try {
-      checkApiKey({ ...base, apiKey: 'sk_live_abcdef', apiKeySource: 'environment' });
+      checkApiKey({ ...base, apiKey: 'sk live abcdef', apiKeySource: 'environment' });
     } catch (caught) {
       error = caught;
     }
@@ -111,6 +112,50 @@ describe('key check before any request', () => {
     expect(malformed.exitCode).toBe(EXIT.AUTH);
     expect(malformed.code).toBe('INVALID_API_KEY');
     expect(malformed.message).toBe('the API key from TAXPREP_API_KEY is not well formed');
-    expect(malformed.hint).toContain('begin with "tpk_"');
+    expect(malformed.hint).toContain('<prefix>_<random>');
+  });
+});
+
+describe('the contract\'s key shape, whatever the prefix', () => {
+  it.each([
+    ['tpk_abcdefghij0123456789', true, 'tpk_…6789'],
+    ['live_4f9a8b7c6d5e4f3a2b1c', true, 'live_…2b1c'],
+    ['sk_live_abcdefghijklmnop', true, 'sk_…mnop'],
+    ['ab_short', true, 'ab_…'],
+    ['no-underscore', false, '(malformed key, hidden)'],
+    ['has space_abc', false, '(malformed key, hidden)'],
+    ['_noprefix', false, '(malformed key, hidden)'],
+  ])('%s', (key, shaped, redacted) => {
+    expect(hasApiKeyShape(key)).toBe(shaped);
+    expect(redactApiKey(key)).toBe(redacted);
+  });
+});
+
+describe('new settings', () => {
+  it('sizes: units are powers of 1024, from 1KB to 1GB', () => {
+    expect([parseSize('8MB', 'x'), parseSize('512 kb', 'x'), parseSize('2048', 'x'), parseSize('1GiB', 'x')]).toEqual([8 * 1024 ** 2, 512 * 1024, 2048, 1024 ** 3]);
+    for (const bad of ['0', '10', '2GB', 'lots', '-1MB']) expect(() => parseSize(bad, '--max-response-size')).toThrow(/--max-response-size must be a size such as 8MB/);
+  });
+
+  it('--max-response-size beats TAXPREP_MAX_RESPONSE_SIZE, which beats the profile', async () => {
+    const profile = { name: 'a', baseUrl: 'https://a.example/v1beta', apiKey: KEY_A, maxResponseSize: '2MB', queryParameters: { 'projects.type': 'kind' } };
+    const profiles = async () => memoryStore([profile], 'a').profiles();
+    expect((await resolveSettings({ globals: {}, env: {}, profiles })).maxResponseBytes).toBe(2 * 1024 ** 2);
+    expect((await resolveSettings({ globals: {}, env: { TAXPREP_MAX_RESPONSE_SIZE: '3MB' }, profiles })).maxResponseBytes).toBe(3 * 1024 ** 2);
+    expect((await resolveSettings({ globals: { maxResponseSize: '4MB' }, env: { TAXPREP_MAX_RESPONSE_SIZE: '3MB' }, profiles })).maxResponseBytes).toBe(4 * 1024 ** 2);
+    const names = await resolveSettings({ globals: {}, env: { TAXPREP_QUERY_PARAMETERS: 'projects.status=state' }, profiles });
+    expect(names.queryParameters).toMatchObject({ 'projects.type': 'kind', 'projects.status': 'state', 'deliverables.account_id': 'account_id' });
+  });
+
+  it('query parameter names: only the filters the contract does not name, with plain names', () => {
+    expect(checkQueryParameters([['deliverables.account_id', 'account']], 'x')).toEqual({ 'deliverables.account_id': 'account' });
+    expect(() => checkQueryParameters([['docs.tax_year', 'year']], 'TAXPREP_QUERY_PARAMETERS')).toThrow(/query parameter names \(TAXPREP_QUERY_PARAMETERS\) must map projects\.type/);
+    expect(() => checkQueryParameters([['projects.type', 'a b']], 'x')).toThrow(UsageError);
+    expect(() => checkQueryParameters([['__proto__', 'x']], 'x')).toThrow(UsageError);
+  });
+
+  it('a base URL without /v1beta gets a warning', () => {
+    expect(baseUrlVersionWarning('https://api.example/v1beta')).toBeUndefined();
+    expect(baseUrlVersionWarning('https://api.example')).toMatch(/^warning: the base URL https:\/\/api\.example does not end in \/v1beta/);
   });
 });

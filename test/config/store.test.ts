@@ -28,6 +28,13 @@ describe('profile store', () => {
     expect(store.get('staging')).toEqual({ name: 'staging', baseUrl: 'https://staging.example/v1beta', apiKey: KEY });
   });
 
+  it('keeps max_response_size and query_parameters, in snake_case on disk', () => {
+    const store = openProfileStore(freshEnv());
+    store.save({ name: 'real', baseUrl: 'https://api.example/v1beta', apiKey: KEY, maxResponseSize: '16MB', queryParameters: { 'projects.type': 'project_type' } });
+    expect(store.get('real')).toEqual({ name: 'real', baseUrl: 'https://api.example/v1beta', apiKey: KEY, maxResponseSize: '16MB', queryParameters: { 'projects.type': 'project_type' } });
+    expect(JSON.parse(readFileSync(store.path, 'utf8')).profiles.real).toEqual({ base_url: 'https://api.example/v1beta', api_key: KEY, max_response_size: '16MB', query_parameters: { 'projects.type': 'project_type' } });
+  });
+
   it.runIf(posix)('keeps the file at mode 0600 and its directory at 0700', () => {
     const env = freshEnv();
     const store = openProfileStore(env);

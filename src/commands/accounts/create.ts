@@ -1,5 +1,5 @@
 import { CreateAccountRequest } from '../../contract/requests';
-import type { CreatedAccount } from '../../contract/resources';
+import type { TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../context';
 import { createOutput, type CardSection, type Format } from '../../output';
 import { definedOnly, flagConflict, parseWithFlags, type FlagNames } from '../parseFlags';
@@ -60,30 +60,30 @@ export async function run(ctx: Context, options: CreateAccountOptions): Promise<
   await out.card(createdAccountCard(response.data, out.format));
 }
 
-export function createdAccountCard(account: CreatedAccount, format: Format): CardSection[] {
+export function createdAccountCard(account: TolerantResponseOf<'createAccount'>, format: Format): CardSection[] {
   const sections: CardSection[] = [
     {
       title: `Account ${format.text(account.id)}`,
       rows: [
-        ['Name', format.text(`${account.first_name} ${account.last_name}`)],
+        ['Name', format.name(account.first_name, account.last_name)],
         ['Email', format.text(account.email)],
         ['Status', format.status(account.status)],
         ['Created', format.date(account.created_at)],
-        ['Login link', format.text(account.login_link)],
+        ['Login link', account.login_link === undefined || account.login_link === null ? 'none in the answer' : format.text(account.login_link)],
         ['Link expires', format.date(account.login_link_expires_at)],
       ],
     },
   ];
   const { spouse } = account;
-  if (spouse) {
+  if (typeof spouse === 'object' && spouse !== null) {
     sections.push({
       title: `Spouse user ${format.text(spouse.id)}`,
       rows: [
-        ['Name', format.text(`${spouse.first_name} ${spouse.last_name}`)],
+        ['Name', format.name(spouse.first_name, spouse.last_name)],
         ['Email', format.text(spouse.email)],
         ['Status', format.status(spouse.status)],
-        ['Login link', spouse.login_link === undefined ? 'none yet (no invitation sent)' : format.text(spouse.login_link)],
-        ['Link expires', spouse.login_link_expires_at === undefined ? undefined : format.date(spouse.login_link_expires_at)],
+        ['Login link', spouse.login_link === undefined || spouse.login_link === null ? 'none yet (no invitation sent)' : format.text(spouse.login_link)],
+        ['Link expires', spouse.login_link_expires_at === undefined || spouse.login_link_expires_at === null ? undefined : format.date(spouse.login_link_expires_at)],
       ],
     });
   }

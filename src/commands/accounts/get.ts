@@ -22,7 +22,7 @@ export async function run(ctx: Context, options: GetAccountOptions): Promise<voi
     {
       title: `Account ${format.text(account.id)}`,
       rows: [
-        ['Name', format.text(`${account.first_name} ${account.last_name}`)],
+        ['Name', format.name(account.first_name, account.last_name)],
         ['Email', format.text(account.email)],
         ['Status', format.status(account.status)],
       ],

@@ -2,7 +2,11 @@ import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Context } from '../../context';
 import { EXIT, exitCodeForStatus, UsageError } from '../../errors';
+import { NOT_THE_API_MESSAGE } from '../../api/errors';
+import { ErrorBody } from '../../contract/errors';
 import { createOutput } from '../../output';
+import { formatNdjsonLine } from '../../output/json';
+import { sanitizeText } from '../../output/sanitize';
 import type { RawInvocation } from '../types';
 
 export interface ApiOptions {
@@ -37,16 +41,20 @@ export function typedValue(text: string): unknown {
   return text;
 }
 
-/** Sets `a.b.c` in `target`, creating objects on the way. */
+/**
+ * Sets `a.b.c` in `target`, creating objects on the way. The objects have no prototype, so every
+ * key is plain data (`-f __proto__.x=1` sends `{"__proto__": {"x": 1}}` and touches nothing).
+ */
 function setPath(target: Record<string, unknown>, key: string, value: unknown): void {
   const parts = key.split('.');
   let node = target;
   for (const part of parts.slice(0, -1)) {
-    const next = node[part];
+    const next = Object.hasOwn(node, part) ? node[part] : undefined;
     if (next !== undefined && (typeof next !== 'object' || next === null || Array.isArray(next))) {
       throw new UsageError(`--field "${key}" conflicts with an earlier field "${part}"`, { hint: HINT });
     }
-    node = (node[part] ??= {}) as Record<string, unknown>;
+    if (next === undefined) node[part] = Object.create(null);
+    node = node[part] as Record<string, unknown>;
   }
   node[parts.at(-1)!] = value;
 }
@@ -55,7 +63,7 @@ export function parseOptions(raw: RawInvocation): ApiOptions {
   const method = String(raw.args[0] ?? '').toUpperCase();
   if (!/^[A-Z]+$/.test(method)) throw new UsageError(`method "${String(raw.args[0])}" must be an HTTP method such as GET or POST`, { hint: HINT });
   const path = String(raw.args[1] ?? '');
-  const query = Object.fromEntries(strings(raw.flags.query).map((pair) => splitPair(pair, '--query')));
+  const query: Record<string, string> = Object.fromEntries(strings(raw.flags.query).map((pair) => splitPair(pair, '--query')));
   const typed = strings(raw.flags.field).map((pair) => splitPair(pair, '--field'));
   const plain = strings(raw.flags.rawField).map((pair) => splitPair(pair, '--raw-field'));
   const input = typeof raw.flags.input === 'string' ? raw.flags.input : undefined;
@@ -63,7 +71,7 @@ export function parseOptions(raw: RawInvocation): ApiOptions {
   if (typed.length > 0 || plain.length > 0) {
     if (input !== undefined) throw new UsageError('--input and --field/--raw-field cannot be combined: the body comes from one of them', { hint: HINT });
     if (method === 'GET' || method === 'HEAD') throw new UsageError(`a ${method} request has no body: give parameters with --query`, { hint: HINT });
-    fields = {};
+    fields = Object.create(null) as Record<string, unknown>;
     for (const [key, value] of typed) setPath(fields, key, typedValue(value));
     for (const [key, value] of plain) setPath(fields, key, value);
   }
@@ -98,11 +106,15 @@ export async function run(ctx: Context, options: ApiOptions): Promise<number> {
   const answer = await api.raw(options.method, options.path, { query: options.query, body });
   const ok = answer.status >= 200 && answer.status < 300;
   if (!ok) {
-    ctx.io.stderr.write(answer.json !== undefined ? `${JSON.stringify(answer.json)}\n` : `HTTP ${answer.status}${answer.text ? `: ${answer.text}` : ''}\n`);
-    const code = (answer.json as { error?: { code?: unknown } } | undefined)?.error?.code;
-    return exitCodeForStatus(answer.status, typeof code === 'string' ? code : '');
+    ctx.io.stderr.write(answer.json !== undefined ? formatNdjsonLine(answer.json) : `HTTP ${answer.status}${answer.text ? `: ${sanitizeText(answer.text)}` : ''}\n`);
+    const contractError = ErrorBody.safeParse(answer.json);
+    if (!contractError.success && answer.status === 404) {
+      await createOutput(ctx).note(`${NOT_THE_API_MESSAGE}, or the path`);
+      return EXIT.NOT_THE_API;
+    }
+    return exitCodeForStatus(answer.status, contractError.success ? contractError.data.error.code : '');
   }
   if (answer.json !== undefined) await createOutput(ctx).json(answer.json);
-  else if (answer.text !== '') ctx.io.stdout.write(answer.text.endsWith('\n') ? answer.text : `${answer.text}\n`);
+  else if (answer.text !== '') ctx.io.stdout.write(sanitizeText(answer.text.endsWith('\n') ? answer.text : `${answer.text}\n`));
   return EXIT.OK;
 }

@@ -41,7 +41,7 @@ export async function run(ctx: Context, options: GetDeliverableOptions): Promise
       },
     ]);
   }
-  if (options.open) await ctx.openUrl(safeViewLink(deliverable.view_link));
+  if (options.open) await ctx.openUrl(safeViewLink(deliverable.view_link ?? ''));
 }
 
 /**
@@ -73,7 +73,7 @@ async function projectOfDeliverable(api: ApiClient, id: number): Promise<number 
   for (let offset = 0; offset < DELIVERABLE_LOOKUP_LIMIT; offset += LOOKUP_PAGE_SIZE) {
     const { data } = await api.call('listDeliverables', { query: { limit: LOOKUP_PAGE_SIZE, offset } });
     const found = data.deliverables.find((deliverable) => String(deliverable.id) === String(id));
-    if (found) return found.project_id;
+    if (found) return found.project_id ?? undefined;
     if (!data.has_more) return undefined;
   }
   return undefined;

@@ -1,14 +1,17 @@
 import { DeliverableListQuery } from '../../contract/requests';
-import type { DeliverableList, DeliverableListItem, DeliverableStatus, ProjectType } from '../../contract/resources';
+import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
+import type { DeliverableStatus, ProjectType } from '../../contract/resources';
 import type { Context } from '../../context';
 import { createOutput, freeText } from '../../output';
-import { listMode, noteListSummary, printAllPages, printPage, type ListSpec } from '../../output/listing';
+import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseWithFlags } from '../parseFlags';
 import type { RawInvocation } from '../types';
 
 export interface ListDeliverablesOptions {
   query: { status?: DeliverableStatus; account_id?: number; project_type?: ProjectType; limit?: number; offset?: number };
   all: boolean;
+  /** With `all`: the most pages to fetch (undefined: the client's default). */
+  maxPages?: number;
   ndjson: boolean;
 }
 
@@ -19,10 +22,10 @@ export function parseOptions(raw: RawInvocation): ListDeliverablesOptions {
     definedOnly({ status: flags.status, account_id: flags.account, project_type: flags.type, limit: flags.limit, offset: flags.offset }),
     { status: '--status', account_id: '--account', project_type: '--type', limit: '--limit', offset: '--offset' },
   );
-  return { query: definedOnly(query), all: flags.all === true, ndjson: flags.ndjson === true };
+  return { query: definedOnly(query), all: flags.all === true, ...definedOnly({ maxPages: parseMaxPages(flags.maxPages) }), ndjson: flags.ndjson === true };
 }
 
-const deliverableList: ListSpec<DeliverableList, DeliverableListItem> = {
+const deliverableList: ListSpec<TolerantResponseOf<'listDeliverables'>, TolerantItemOf<'listDeliverables'>> = {
   key: 'deliverables',
   items: (data) => data.deliverables,
   head: ['ID', 'Project', 'Account', 'Type', 'Status', freeText('Title'), 'Prepared'],
@@ -51,7 +54,7 @@ export async function run(ctx: Context, options: ListDeliverablesOptions): Promi
   const api = await ctx.api();
   const input = { query: options.query };
   const summary = options.all
-    ? await printAllPages(out, mode, deliverableList, api.pages('listDeliverables', input))
+    ? await printAllPages(out, mode, deliverableList, api.pages('listDeliverables', input, { maxPages: options.maxPages }))
     : await printPage(out, mode, deliverableList, await api.call('listDeliverables', input));
   await noteListSummary(out, mode, summary, { noun: 'deliverables', scope: describeScope(options.query), offset: options.query.offset ?? 0 });
 }

@@ -1,8 +1,8 @@
 import { DocumentListQuery } from '../../contract/requests';
-import type { DocumentList, DocumentListItem } from '../../contract/resources';
+import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../context';
 import { createOutput, freeText } from '../../output';
-import { listMode, noteListSummary, printAllPages, printPage, type ListSpec } from '../../output/listing';
+import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
 import type { RawInvocation } from '../types';
 
@@ -10,6 +10,8 @@ export interface ListDocumentsOptions {
   accountId: number;
   query: { tax_year?: number; limit?: number; offset?: number };
   all: boolean;
+  /** With `all`: the most pages to fetch (undefined: the client's default). */
+  maxPages?: number;
   ndjson: boolean;
 }
 
@@ -24,11 +26,12 @@ export function parseOptions(raw: RawInvocation): ListDocumentsOptions {
     accountId: parseId(raw.args[0], '<account-id>'),
     query: definedOnly(query),
     all: flags.all === true,
+    ...definedOnly({ maxPages: parseMaxPages(flags.maxPages) }),
     ndjson: flags.ndjson === true,
   };
 }
 
-const documentList: ListSpec<DocumentList, DocumentListItem> = {
+const documentList: ListSpec<TolerantResponseOf<'listDocuments'>, TolerantItemOf<'listDocuments'>> = {
   key: 'documents',
   items: (data) => data.documents,
   head: ['ID', freeText('Filename'), 'Tax year', freeText('Description'), 'Uploaded'],
@@ -48,7 +51,7 @@ export async function run(ctx: Context, options: ListDocumentsOptions): Promise<
   const api = await ctx.api();
   const input = { params: { account_id: options.accountId }, query: options.query };
   const summary = options.all
-    ? await printAllPages(out, mode, documentList, api.pages('listDocuments', input))
+    ? await printAllPages(out, mode, documentList, api.pages('listDocuments', input, { maxPages: options.maxPages }))
     : await printPage(out, mode, documentList, await api.call('listDocuments', input));
   const year = options.query.tax_year === undefined ? '' : ` in ${options.query.tax_year}`;
   await noteListSummary(out, mode, summary, {

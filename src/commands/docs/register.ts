@@ -31,6 +31,7 @@ Examples:
     .option('--limit <n>', 'page size, 1-100 (default 50; with --all, the size of each page fetched)')
     .option('--offset <n>', 'number of documents to skip')
     .option('--all', 'follow pages to the end')
+    .option('--max-pages <n>', 'with --all, fail (exit 12) rather than fetch more than this many pages (default 1000)')
     .option('--ndjson', 'one JSON document per line, printed as pages arrive')
     .addHelpText(
       'after',

@@ -1,14 +1,16 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import type { UploadFile } from '../../api/types';
+import type { TolerantResponseOf } from '../../api/tolerant';
+import type { ApiClient, UploadFile } from '../../api/types';
 import { DocumentUploadFields } from '../../contract/requests';
-import type { Document } from '../../contract/resources';
+import { pathId } from '../../contract/rules';
 import type { Context } from '../../context';
-import { UsageError } from '../../errors';
+import { CliError, InterruptedError, UsageError } from '../../errors';
 import { createOutput, freeText, type Format, type Output } from '../../output';
 import { progressBar } from '../../output/progress';
 import { sanitizeLine } from '../../output/sanitize';
+import { truncate } from '../../output/table';
 import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
 import type { RawInvocation } from '../types';
 
@@ -93,15 +95,26 @@ async function fileProblem(path: string): Promise<string | undefined> {
   }
 }
 
-/** Redraws one stderr line per file (`w2.pdf ████░░░░░░  45%`), only when the percentage moves. */
-function progressLine(ctx: Context, file: UploadFile): { update(sent: number): void; done(): void } | undefined {
+/**
+ * Redraws one stderr line per file (`w2.pdf ████░░░░░░  45%`), only when the percentage moves,
+ * never wider than the terminal (a wider line would wrap and scroll on every redraw), and wiped
+ * when the upload fails so that no stale bar is left above the error.
+ */
+async function progressLine(ctx: Context, file: UploadFile): Promise<{ update(sent: number): void; done(): void; clear(): void } | undefined> {
   if (!ctx.io.stderrIsTTY || ctx.globals.json) return undefined;
-  const name = sanitizeLine(file.filename);
+  // Display width, as the tables measure it: a CJK file name takes two columns a character.
+  const { default: stringWidth } = await import('string-width');
+  const barWidth = progressBar(100).length + 1;
+  // The bar is drawn on stderr, whose width may differ from stdout's (`| less`, `> file`); a
+  // terminal that reports no size (0) gets the usual default.
+  const reported = (ctx.io.stderr as { columns?: number }).columns;
+  const columns = reported !== undefined && reported > 0 ? reported : ctx.io.columns;
+  const name = truncate(sanitizeLine(file.filename), Math.max(1, columns - 1 - barWidth), stringWidth);
   let shown = -1;
   const draw = (percent: number) => {
     if (percent === shown) return;
     shown = percent;
-    ctx.io.stderr.write(`\r${name} ${progressBar(percent)}`);
+    ctx.io.stderr.write(`\r${name} ${progressBar(percent)}${CLEAR_TO_END_OF_LINE}`);
   };
   return {
     update: (sent) => draw(file.size === 0 ? 100 : Math.floor((sent / file.size) * 100)),
@@ -109,54 +122,106 @@ function progressLine(ctx: Context, file: UploadFile): { update(sent: number): v
       draw(100);
       ctx.io.stderr.write('\n');
     },
+    clear: () => {
+      if (shown >= 0) ctx.io.stderr.write(`\r${CLEAR_TO_END_OF_LINE}`);
+    },
   };
 }
 
+const CLEAR_TO_END_OF_LINE = '\u001b[K';
 const HEAD = ['ID', freeText('Filename'), 'Tax year', 'Size', 'Type', 'Uploaded'];
+/** The fields of the table; an answer without one of them is completed with a read of the document. */
+const SHOWN_FIELDS = ['filename', 'tax_year', 'file_size', 'file_type', 'uploaded_at'] as const;
 
-function row(document: Document, format: Format): string[] {
+type UploadedDocument = TolerantResponseOf<'uploadDocument'>;
+interface Uploaded {
+  file: UploadFile;
+  data: UploadedDocument;
+  json: unknown;
+}
+
+function row(document: UploadedDocument, file: UploadFile, format: Format): string[] {
   return [
     format.text(document.id),
-    format.text(document.filename),
+    format.text(document.filename ?? file.filename),
     format.text(document.tax_year),
-    format.bytes(document.file_size),
+    format.bytes(document.file_size ?? file.size),
     format.text(document.file_type),
     format.date(document.uploaded_at),
   ];
 }
 
-/** One file: the service's document. Several: a JSON array of them, in the order given. */
-async function printUploaded(ctx: Context, out: Output, uploaded: Array<{ data: Document; json: unknown }>, fileCount: number) {
-  if (ctx.globals.json) {
-    await out.json(fileCount === 1 ? uploaded[0]?.json : uploaded.map((item) => item.json));
-  } else if (uploaded.length > 0) {
-    await out.table(HEAD, uploaded.map((item) => row(item.data, out.format)));
+/**
+ * The contract promises only `id` in the answer to an upload. For a table, a short answer is
+ * completed with `GET /documents/{id}`; if that read fails the upload still succeeded: a warning.
+ */
+async function completed(ctx: Context, api: ApiClient, uploaded: Uploaded): Promise<UploadedDocument> {
+  const { data } = uploaded;
+  if (SHOWN_FIELDS.every((field) => data[field] !== undefined && data[field] !== null)) return data;
+  const id = pathId.safeParse(data.id);
+  if (!id.success) return data;
+  try {
+    const read = await api.call('getDocument', { params: { document_id: id.data } });
+    return { ...read.data, ...definedOnly(data) };
+  } catch (error) {
+    const reason = error instanceof CliError ? error.message : String(error);
+    ctx.io.stderr.write(`warning: ${sanitizeLine(uploaded.file.filename)} was uploaded as document ${sanitizeLine(data.id)}, but reading it back failed: ${sanitizeLine(reason)}\n`);
+    return data;
   }
 }
 
+/** One file: the service's document as sent. Several: a JSON array of them, in the order given. */
+async function printUploaded(ctx: Context, api: ApiClient, out: Output, uploaded: Uploaded[], fileCount: number) {
+  if (ctx.globals.json) {
+    if (uploaded.length > 0) await out.json(fileCount === 1 ? uploaded[0]?.json : uploaded.map((item) => item.json));
+    return;
+  }
+  const rows: string[][] = [];
+  for (const item of uploaded) rows.push(row(await completed(ctx, api, item), item.file, out.format));
+  if (rows.length > 0) await out.table(HEAD, rows);
+}
+
+/** `w2.pdf (id 7001), 1099.pdf (id 7002)` */
+function describeUploaded(uploaded: Uploaded[]): string {
+  return uploaded.map((item) => `${sanitizeLine(item.file.filename)} (id ${sanitizeLine(item.data.id ?? 'not given')})`).join(', ');
+}
+
+/**
+ * Files go one after another. Whatever stops the run (a refused file, Ctrl-C), the uploads that
+ * the service acknowledged are printed and named with their ids first, so that a re-run can leave
+ * them out instead of storing them twice.
+ */
 export async function run(ctx: Context, options: UploadOptions): Promise<void> {
   const files = await checkFiles(options.paths);
   const out = createOutput(ctx);
   const api = await ctx.api();
-  const uploaded: Array<{ data: Document; json: unknown }> = [];
+  const interrupted = ctx.interrupted();
+  const uploaded: Uploaded[] = [];
   for (const [index, file] of files.entries()) {
-    const progress = progressLine(ctx, file);
+    const progress = await progressLine(ctx, file);
+    let sending = false;
     try {
-      const response = await api.upload(options.accountId, file, options.fields, { onProgress: progress?.update });
+      if (interrupted.aborted) throw interrupted.reason;
+      sending = true;
+      const response = await api.upload(options.accountId, file, options.fields, { onProgress: progress?.update, signal: interrupted });
       progress?.done();
-      uploaded.push({ data: response.data, json: response.json });
+      uploaded.push({ file, data: response.data, json: response.json });
     } catch (error) {
-      if (progress) ctx.io.stderr.write('\n');
-      if (files.length > 1) {
-        await printUploaded(ctx, out, uploaded, files.length);
-        const notTried = files.slice(index + 1).map((rest) => sanitizeLine(rest.filename));
-        await out.note(
-          `Uploaded ${uploaded.length} of ${files.length} files; ${sanitizeLine(file.filename)} failed` +
-            (notTried.length > 0 ? `, not attempted: ${notTried.join(', ')}.` : '.'),
-        );
+      progress?.clear();
+      const stopped = interrupted.aborted;
+      await printUploaded(ctx, api, out, uploaded, files.length);
+      const notTried = files.slice(index + 1).map((rest) => sanitizeLine(rest.filename));
+      const done = uploaded.length > 0 ? `: ${describeUploaded(uploaded)}` : '';
+      const current = sanitizeLine(file.filename);
+      const rest = notTried.length > 0 ? `; not uploaded: ${notTried.join(', ')}` : '';
+      if (stopped) {
+        const wasSending = sending ? `${current} was being sent and may have been stored (check \`taxprep docs list ${options.accountId}\`)` : `not uploaded: ${current}`;
+        throw new InterruptedError(`interrupted: uploaded ${uploaded.length} of ${files.length} files${done}; ${wasSending}${rest}`);
       }
+      if (files.length > 1) await out.note(`Uploaded ${uploaded.length} of ${files.length} files${done}; ${current} failed${rest}.`);
       throw error;
     }
   }
-  await printUploaded(ctx, out, uploaded, files.length);
+  await printUploaded(ctx, api, out, uploaded, files.length);
+  if (files.length > 1) await out.note(`Uploaded ${uploaded.length} of ${files.length} files: ${describeUploaded(uploaded)}.`);
 }

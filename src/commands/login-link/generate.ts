@@ -1,5 +1,5 @@
 import type { ApiClient, ApiResponse } from '../../api/types';
-import type { LoginLinkRecord } from '../../contract';
+import type { TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../context';
 import { ApiError, CliError, MissingCredentialsError, NetworkError, UsageError } from '../../errors';
 import type { LoginLinkItem } from './lib/input';
@@ -13,7 +13,7 @@ import type { LinkRequestDefaults, RunFlags } from './options';
 
 /** What one item of a run came to. */
 export type Outcome =
-  | { kind: 'issued'; item: LoginLinkItem; response: ApiResponse<LoginLinkRecord> }
+  | { kind: 'issued'; item: LoginLinkItem; response: ApiResponse<TolerantResponseOf<'createLoginLink'>> }
   | { kind: 'failed'; item: LoginLinkItem; error: CliError }
   | { kind: 'skipped'; item: LoginLinkItem; reason: SkipReason; expiresAt?: string };
 
@@ -112,12 +112,12 @@ export async function generateLink(
   item: LoginLinkItem,
   body: LinkRequestDefaults,
   options: { run?: string; pacer?: RateLimitPacer; signal?: AbortSignal },
-): Promise<ApiResponse<LoginLinkRecord>> {
+): Promise<ApiResponse<TolerantResponseOf<'createLoginLink'>>> {
   const target = targetOf(session, item);
   const sequence = await options.pacer?.acquire(options.signal);
   const meta = () => ({ profile: session.profile, ...(options.run ? { run: options.run } : {}), at: session.ctx.clock.now() });
   let intent: string;
-  let response: ApiResponse<LoginLinkRecord>;
+  let response: ApiResponse<TolerantResponseOf<'createLoginLink'>>;
   try {
     intent = await ledger.recordIntent(target, meta());
     try {
@@ -131,12 +131,14 @@ export async function generateLink(
     throw error;
   }
   const record = response.data;
-  if (sequence !== undefined) options.pacer!.record(sequence, response.headers, Date.parse(record.created_at));
-  await ledger.recordIssued(
-    intent,
-    target,
-    { user_email: record.user_email, purpose: record.purpose, expires_at: record.expires_at, created_at: record.created_at },
-    meta(),
-  );
+  if (sequence !== undefined) options.pacer!.record(sequence, response.headers, Date.parse(record.created_at ?? ''));
+  // The contract promises these fields; a service that leaves one out still issued the link.
+  const issued = {
+    user_email: record.user_email ?? item.user_email ?? '',
+    purpose: record.purpose ?? body.purpose ?? '',
+    expires_at: record.expires_at ?? '',
+    created_at: record.created_at ?? session.ctx.clock.now().toISOString(),
+  };
+  await ledger.recordIssued(intent, target, issued, meta());
   return response;
 }

@@ -1,6 +1,6 @@
 import { redactApiKey } from '../../contract/apiKeys';
 import type { Context } from '../../context';
-import { checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL } from '../../config/settings';
+import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL } from '../../config/settings';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
@@ -28,10 +28,13 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const existing = store.get(options.name);
   const apiKey = checkNewApiKey(await readKey(ctx, options));
   const baseUrl = options.baseUrl ?? existing?.baseUrl ?? DEFAULT_BASE_URL;
-  store.save({ name: options.name, baseUrl, apiKey });
+  // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
+  store.save({ ...existing, name: options.name, baseUrl, apiKey });
   if (options.makeDefault) store.setDefault(options.name);
 
   const out = createOutput(ctx);
+  const versionWarning = baseUrlVersionWarning(baseUrl);
+  if (versionWarning !== undefined) await out.note(versionWarning);
   const view = profileView({ name: options.name, baseUrl, apiKey }, store.defaultName());
   if (ctx.globals.json) {
     await out.json(view);

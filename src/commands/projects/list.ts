@@ -1,5 +1,6 @@
 import { ProjectListQuery } from '../../contract/requests';
-import type { ProjectList, ProjectListItem, ProjectStatus, ProjectType } from '../../contract/resources';
+import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
+import type { ProjectStatus, ProjectType } from '../../contract/resources';
 import type { Context } from '../../context';
 import { createOutput } from '../../output';
 import { noteListSummary, printPage, type ListSpec } from '../../output/listing';
@@ -21,7 +22,7 @@ export function parseOptions(raw: RawInvocation): ListProjectsOptions {
   return { accountId: parseId(raw.args[0], '<account-id>'), query: definedOnly(query) };
 }
 
-const projectList: ListSpec<ProjectList, ProjectListItem> = {
+const projectList: ListSpec<TolerantResponseOf<'listProjects'>, TolerantItemOf<'listProjects'>> = {
   key: 'projects',
   items: (data) => data.projects,
   head: ['ID', 'Type', 'Tax year', 'Status', 'Progress', 'Est. completion'],

@@ -18,7 +18,7 @@ export async function run(ctx: Context, options: ProjectStatusOptions): Promise<
   if (ctx.globals.json) return out.json(response.json);
   const { data: project } = response;
   const { format } = out;
-  const items = project.outstanding_items;
+  const items = Array.isArray(project.outstanding_items) ? project.outstanding_items : [];
   await out.card([
     {
       title: `Project ${format.text(project.id)}`,

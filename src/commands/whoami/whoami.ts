@@ -1,12 +1,51 @@
-import { isWellFormedApiKey, redactApiKey } from '../../contract/apiKeys';
+import { hasApiKeyShape, redactApiKey } from '../../contract/apiKeys';
 import type { Context, ResolvedSettings, SettingSource } from '../../context';
-import { ENVIRONMENT_VARIABLES } from '../../config/settings';
-import { EXIT } from '../../errors';
+import { baseUrlVersionWarning, ENVIRONMENT_VARIABLES } from '../../config/settings';
+import { ApiError, CliError, EXIT } from '../../errors';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
 
-export function parseOptions(_raw: RawInvocation): Record<string, never> {
-  return {};
+export interface WhoamiOptions {
+  /** Skip the request that checks the key against the service. */
+  offline: boolean;
+}
+
+export function parseOptions(raw: RawInvocation): WhoamiOptions {
+  return { offline: raw.flags.offline === true };
+}
+
+/**
+ * The key check: the cheapest read the contract defines on every partner's data, which answers
+ * 200 to a good key and 401 to a bad one. A 403 INSUFFICIENT_PERMISSIONS still proves the key
+ * valid (it only lacks `deliverables:read`).
+ */
+export const KEY_CHECK_REQUEST = 'GET /deliverables?limit=1';
+
+export interface KeyCheck {
+  request: string;
+  /** The HTTP status of the answer; null when there was none. */
+  status: number | null;
+  result: 'accepted' | 'refused' | 'failed';
+  code?: string;
+}
+
+async function checkKey(ctx: Context): Promise<{ check: KeyCheck; error?: CliError }> {
+  try {
+    const response = await (await ctx.api()).call('listDeliverables', { query: { limit: 1 } });
+    return { check: { request: KEY_CHECK_REQUEST, status: response.status, result: 'accepted' } };
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    const status = error instanceof ApiError ? error.status : null;
+    if (error.code === 'INSUFFICIENT_PERMISSIONS') return { check: { request: KEY_CHECK_REQUEST, status, result: 'accepted', code: error.code } };
+    return { check: { request: KEY_CHECK_REQUEST, status, result: error.exitCode === EXIT.AUTH ? 'refused' : 'failed', code: error.code }, error };
+  }
+}
+
+function describeCheck(check: KeyCheck | null): string {
+  if (check === null) return 'not checked (--offline)';
+  const answer = check.status === null ? 'no answer' : `HTTP ${check.status}${check.code ? ` ${check.code}` : ''}`;
+  if (check.result === 'accepted') return `accepted (${check.request}: ${answer}${check.code ? ', the key lacks deliverables:read' : ''})`;
+  return `${check.result === 'refused' ? 'refused' : 'not confirmed'} (${check.request}: ${answer})`;
 }
 
 /** The `--json` document: each setting with its source, the key only redacted. */
@@ -28,11 +67,14 @@ const SOURCE_WORDS: Record<SettingSource, (variable: string, flag: string) => st
   default: () => 'the default',
 };
 
-export async function run(ctx: Context): Promise<number> {
+export async function run(ctx: Context, options: WhoamiOptions): Promise<number> {
   const settings = await ctx.settings();
-  const document = whoamiDocument(settings);
-  const usableKey = settings.apiKey !== undefined && isWellFormedApiKey(settings.apiKey);
+  const usableKey = settings.apiKey !== undefined && hasApiKeyShape(settings.apiKey);
   const out = createOutput(ctx);
+  const versionWarning = baseUrlVersionWarning(settings.baseUrl);
+  if (versionWarning !== undefined) await out.note(versionWarning);
+  const checked = usableKey && !options.offline ? await checkKey(ctx) : undefined;
+  const document = { ...whoamiDocument(settings), key_check: checked?.check ?? null };
   if (ctx.globals.json) {
     await out.json(document);
   } else {
@@ -45,6 +87,7 @@ export async function run(ctx: Context): Promise<number> {
           ['Profile', `${settings.profileName ?? 'none'}${profileSource}`],
           ['Base URL', `${settings.baseUrl} (${SOURCE_WORDS[settings.baseUrlSource](ENVIRONMENT_VARIABLES.baseUrl, '--base-url')})`],
           ['API key', document.api_key === null ? 'none' : `${document.api_key}${keySource}`],
+          ['Service', usableKey ? describeCheck(document.key_check) : undefined],
         ],
       },
     ]);
@@ -57,5 +100,6 @@ export async function run(ctx: Context): Promise<number> {
     );
     return EXIT.AUTH;
   }
+  if (checked?.error !== undefined) throw checked.error;
   return EXIT.OK;
 }

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { EXPIRY_HOURS, email, enumFilter, fieldErrors, integer, pathId, type LoginLinkPurpose } from '../../../contract';
 import { UsageError } from '../../../errors';
+import { sanitizeLine } from '../../../output/sanitize';
 import { CsvSyntaxError, parseCsv } from './csv';
 
 /** One login link to generate: an account, and what a CSV or NDJSON line may set per item. */
@@ -84,6 +85,13 @@ function ndjsonRows(content: string): RawItem[] {
       rows.push({ origin, problem: 'must be a JSON object such as {"account_id": 1001}' });
       return;
     }
+    // Checked here, before the schema: a key such as `constructor` or `__proto__` must read as an
+    // unknown field, like any other, and never as a member of an object's prototype.
+    const unknown = Object.keys(value).filter((key) => !ITEM_COLUMNS.includes(key));
+    if (unknown.length > 0) {
+      rows.push({ origin, problem: `has unknown field ${unknown.map((key) => JSON.stringify(sanitizeLine(key))).join(', ')}; fields are ${ITEM_COLUMNS.join(', ')}` });
+      return;
+    }
     rows.push({ origin, fields: value as Record<string, unknown> });
   });
   return rows;
@@ -101,7 +109,7 @@ function csvRows(content: string, source: string): RawItem[] {
   const columns = header!.fields.map((name) => name.trim());
   const unknown = columns.filter((name) => !ITEM_COLUMNS.includes(name));
   if (unknown.length > 0) {
-    throw new UsageError(`${source}: line ${header!.line}: unknown column ${unknown.map((name) => `"${name}"`).join(', ')}; columns are ${ITEM_COLUMNS.join(', ')}`);
+    throw new UsageError(`${source}: line ${header!.line}: unknown column ${unknown.map((name) => JSON.stringify(sanitizeLine(name))).join(', ')}; columns are ${ITEM_COLUMNS.join(', ')}`);
   }
   const repeated = columns.find((name, index) => columns.indexOf(name) !== index);
   if (repeated !== undefined) throw new UsageError(`${source}: line ${header!.line}: column "${repeated}" appears twice`);

@@ -1,0 +1,246 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A second implementation of the service, written in plain node:http and sharing nothing with our
+ * mock: it answers with the contract's minimum shapes and the variants the contract allows, so that
+ * the client is tested against what the contract promises rather than what our mock happens to send.
+ *
+ * `{origin}/v1beta` answers with the minimum: an upload answers `{"id": N}` only, ids are strings
+ * where the contract's samples show both, optional fields are null, fields the contract does not
+ * name are added, `"spouse": null`, and the filters the contract does not name are called
+ * `project_type` / `project_status` (projects) and `account` / `type` (deliverables), so taxprep's
+ * default names are ignored. Other prefixes hold the hostile and broken variants:
+ * - `/endless/v1beta`: `has_more: true` for ever (new ids each page), an endless body for an account;
+ * - `/repeat/v1beta`: the same deliverables page again and again, `has_more: true`;
+ * - `/hostile/v1beta`: error text with ANSI escapes and bidi overrides, an HTML 502;
+ * - `/slow/v1beta`: an upload of a file named `*hang*` is never answered (for Ctrl-C);
+ * - anything else: the foreign 404 of a web server (HTML).
+ */
+
+export const MINIMAL_KEY = 'live_4f9a8b7c6d5e4f3a2b1c0d9e';
+export const ESC = '\u001b';
+export const RLO = '\u202e';
+const HOSTILE = `${ESC}[2J${ESC}]0;pwned\u0007bad ${RLO}txt.exe${ESC}[31m`;
+
+export interface MinimalServer {
+  origin: string;
+  /** `{origin}{variant}/v1beta`; '' is the minimal variant. */
+  baseUrl(variant?: '' | 'endless' | 'repeat' | 'hostile' | 'slow'): string;
+  /** Uploads received, in order: the file part's name and byte count. */
+  uploads: Array<{ filename: string; bytes: number }>;
+  /** Resolves when an upload to `/slow/` of a file named `*hang*` has arrived (it is never answered). */
+  hanging: Promise<void>;
+  close(): Promise<void>;
+}
+
+type Handler = (request: IncomingMessage, url: URL, send: Send) => Promise<void> | void;
+type Send = (status: number, body: unknown, headers?: Record<string, string>) => void;
+
+const PROJECTS = [
+  { id: '501', type: 'tax_return', tax_year: 2024, status: 'in_progress', progress_percentage: 40, created_at: '2025-02-01T00:00:00Z', estimated_completion: null },
+  { id: '502', type: 'tax_planning', tax_year: 2025, status: 'completed', progress_percentage: 100, created_at: '2025-03-01T00:00:00Z', estimated_completion: null },
+];
+const DELIVERABLES = [
+  { id: '901', project_id: '501', account_id: '2001', title: 'Return 2024', project_type: 'tax_return', status: 'draft', score: 7 },
+  { id: '902', project_id: '502', account_id: '2002', title: 'Plan 2025', project_type: 'tax_planning', status: 'delivered' },
+];
+
+export async function startContractMinimalServer(): Promise<MinimalServer> {
+  const uploads: MinimalServer['uploads'] = [];
+  let arrivedHanging!: () => void;
+  const hanging = new Promise<void>((resolve) => {
+    arrivedHanging = resolve;
+  });
+  let endlessPages = 0;
+
+  const routes: Array<[string, RegExp, Handler]> = [
+    ['GET', /^\/health$/, (_r, _u, send) => send(200, { status: 'ok', timestamp: '2026-11-23T10:00:00Z', region: 'eu' })],
+    [
+      'POST',
+      /^\/accounts$/,
+      async (request, _u, send) => {
+        const body = JSON.parse(await text(request)) as Record<string, unknown>;
+        send(201, {
+          id: '2001',
+          email: body.email,
+          first_name: body.first_name,
+          last_name: body.last_name,
+          status: 'active',
+          login_link: 'https://app.example/auth/partner-login/tok2001',
+          login_link_expires_at: '2026-11-30T10:00:00Z',
+          created_at: '2026-11-23T10:00:00Z',
+          spouse: null,
+          partner_reference: { crm: 'X-1' },
+        });
+      },
+    ],
+    ['GET', /^\/accounts\/2001$/, (_r, _u, send) => send(200, { id: '2001', email: 'ada@example.com', first_name: null, last_name: 'Lovelace', status: 'active', tier: 'gold' })],
+    [
+      'POST',
+      /^\/accounts\/2001\/login-link$/,
+      async (request, _u, send) => {
+        await text(request);
+        send(201, { login_link: 'https://app.example/auth/partner-login/tokL', user_email: 'ada@example.com', expires_at: '2026-11-30T10:00:00Z', account_id: '2001' });
+      },
+    ],
+    [
+      'POST',
+      /^\/accounts\/\d+\/documents$/,
+      async (request, url, send) => {
+        const body = Buffer.from(await text(request, 'latin1'), 'latin1');
+        const filename = /filename="([^"]*)"/.exec(body.toString('latin1'))?.[1] ?? '';
+        if (url.pathname.startsWith('/slow/') && filename.includes('hang')) {
+          arrivedHanging();
+          return; // never answered
+        }
+        const headerEnd = body.indexOf('\r\n\r\n', body.indexOf('name="file"'));
+        const partEnd = body.lastIndexOf('\r\n--');
+        uploads.push({ filename, bytes: headerEnd < 0 ? -1 : partEnd - headerEnd - 4 });
+        send(201, { id: url.pathname.includes('/2002/') ? 7999 : 7000 + uploads.length });
+      },
+    ],
+    [
+      'GET',
+      /^\/accounts\/2001\/documents$/,
+      (_r, _u, send) =>
+        send(200, {
+          documents: [
+            { id: '7001', filename: 'w2.pdf', tax_year: null, description: null, uploaded_at: '2026-11-20T10:00:00Z' },
+            { id: '7002', filename: 'odd.pdf', tax_year: 'twenty-four', description: 'year as text', uploaded_at: '2026-11-21T10:00:00Z' },
+          ],
+          total_count: 2,
+          has_more: false,
+        }),
+    ],
+    ['GET', /^\/documents\/7999$/, (_r, _u, send) => send(404, { error: { code: 'DOCUMENT_NOT_FOUND', message: 'no such document' } })],
+    [
+      'GET',
+      /^\/documents\/\d+$/,
+      (_r, url, send) =>
+        send(200, { id: url.pathname.split('/').pop(), account_id: '2001', filename: 'stored.pdf', tax_year: 2024, description: '', file_size: 0, file_type: 'application/pdf', uploaded_at: '2026-11-23T10:00:00Z', checksum: 'abc' }),
+    ],
+    [
+      'GET',
+      /^\/accounts\/2001\/projects$/,
+      (_r, url, send) => {
+        const type = url.searchParams.get('project_type');
+        const status = url.searchParams.get('project_status');
+        const projects = PROJECTS.filter((p) => (type === null || p.type === type) && (status === null || p.status === status));
+        send(200, { projects, total_count: projects.length });
+      },
+    ],
+    ['GET', /^\/projects\/501\/status$/, (_r, _u, send) => send(200, { id: '501', status: 'in_progress', progress_percentage: 40, outstanding_items: null, last_updated: null })],
+    ['GET', /^\/projects\/501\/deliverable$/, (_r, _u, send) => send(200, { deliverable_id: '901', title: 'Return 2024', status: 'draft', view_link: 'https://app.example/view/901', summary: null })],
+    [
+      'GET',
+      /^\/deliverables$/,
+      (_r, url, send) => {
+        const account = url.searchParams.get('account');
+        const type = url.searchParams.get('type');
+        const status = url.searchParams.get('status');
+        const offset = Number(url.searchParams.get('offset') ?? 0);
+        const limit = Number(url.searchParams.get('limit') ?? 50);
+        const matching = DELIVERABLES.filter((d) => (account === null || d.account_id === account) && (type === null || d.project_type === type) && (status === null || d.status === status));
+        send(200, { deliverables: matching.slice(offset, offset + limit), total_count: matching.length, has_more: offset + limit < matching.length });
+      },
+    ],
+    ['POST', /^\/echo$/, async (request, _u, send) => send(200, { received: JSON.parse(await text(request)) as unknown })],
+  ];
+
+  const variants: Record<string, Array<[string, RegExp, Handler]>> = {
+    endless: [
+      [
+        'GET',
+        /^\/deliverables$/,
+        (_r, url, send) => {
+          endlessPages += 1;
+          const offset = Number(url.searchParams.get('offset') ?? 0);
+          send(200, { deliverables: [{ id: 100_000 + offset, title: `page ${endlessPages}` }], has_more: true });
+        },
+      ],
+      [
+        'GET',
+        /^\/accounts\/\d+$/,
+        (_r, _u, _send) => {
+          throw new EndlessBody();
+        },
+      ],
+    ],
+    repeat: [['GET', /^\/deliverables$/, (_r, _u, send) => send(200, { deliverables: [{ id: 1 }, { id: 2 }], total_count: 1000, has_more: true })]],
+    hostile: [
+      ['GET', /^\/accounts\/\d+$/, (_r, _u, send) => send(400, { error: { code: 'INVALID_PARAMETERS', message: `account ${HOSTILE}`, details: { account_id: [`must be ${HOSTILE}`] } } })],
+      ['GET', /^\/documents\/\d+$/, (_r, _u, send) => send(502, `<html><head><title>502 Bad Gateway ${HOSTILE}</title></head><body>upstream down</body></html>`, { 'content-type': 'text/html' })],
+      ['GET', /^\/deliverables$/, (_r, _u, send) => send(200, { deliverables: [{ id: 1, title: `Plan ${HOSTILE}`, status: 'draft' }], total_count: 1, has_more: false })],
+    ],
+  };
+
+  const server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      if (error instanceof EndlessBody) return streamForever(response);
+      response.destroy();
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const match = /^\/(?:(endless|repeat|hostile|slow)\/)?v1beta(\/.*)$/.exec(url.pathname);
+    const send: Send = (status, body, headers = {}) => {
+      const payload = typeof body === 'string' ? body : JSON.stringify(body);
+      response.writeHead(status, { 'content-type': 'application/json', ...headers });
+      response.end(payload);
+    };
+    if (match === null) {
+      await text(request);
+      return send(404, '<!DOCTYPE html><html><body><h1>Not Found</h1><p>nginx</p></body></html>', { 'content-type': 'text/html' });
+    }
+    const [, variant, path] = match as unknown as [string, string | undefined, string];
+    if (path !== '/health' && request.headers.authorization !== `Bearer ${MINIMAL_KEY}`) {
+      await text(request);
+      return send(401, { error: { code: 'INVALID_API_KEY', message: 'Invalid API key', details: { hint: 'Keys begin with live_' } } });
+    }
+    const table = [...(variant === undefined || variant === 'slow' ? [] : variants[variant]!), ...routes];
+    const route = table.find(([method, pattern]) => method === request.method && pattern.test(path));
+    if (route === undefined) {
+      await text(request);
+      return send(404, { error: { code: 'NOT_FOUND', message: 'No such record' } });
+    }
+    await route[2](request, url, send);
+  }
+
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    baseUrl: (variant = '') => `${origin}${variant === '' ? '' : `/${variant}`}/v1beta`,
+    uploads,
+    hanging,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+class EndlessBody extends Error {}
+
+/** A 200 whose body never ends, until the client hangs up. */
+function streamForever(response: ServerResponse): void {
+  response.writeHead(200, { 'content-type': 'application/json' });
+  response.write('{"id": 1, "padding": "');
+  const chunk = 'x'.repeat(64 * 1024);
+  const pump = () => {
+    while (!response.destroyed && response.write(chunk));
+    if (!response.destroyed) response.once('drain', pump);
+  };
+  pump();
+}
+
+async function text(request: IncomingMessage, encoding: BufferEncoding = 'utf8'): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString(encoding);
+}
