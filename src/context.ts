@@ -20,6 +20,8 @@ export interface IO {
 /** Flags every command accepts (defined once on the program in `src/cli.ts`). */
 export interface GlobalOptions {
   json: boolean;
+  /** `--json id,filename`: only these fields of the document, or of each item of a list. */
+  jsonFields?: readonly string[];
   verbose: boolean;
   color: boolean;
   profile?: string;

@@ -2,7 +2,7 @@ import type { Context } from '../context';
 import { renderCard, type CardSection } from './card';
 import { palette } from './colors';
 import { createFormat, type Format } from './format';
-import { JsonListWriter, formatJson, formatNdjsonLine } from './json';
+import { JsonListWriter, formatJson, formatNdjsonLine, pickFields, pickItemFields } from './json';
 import { renderTable } from './table';
 import { writeText } from './write';
 
@@ -17,7 +17,11 @@ export interface Output {
   /** Whether the reader of stdout is a person at a terminal (tables, readable dates). */
   readonly forPeople: boolean;
   readonly format: Format;
-  json(document: unknown): Promise<void>;
+  /**
+   * The document; with `--json FIELDS` only those fields of it, or of each item of its `listKey`
+   * array when it is a list.
+   */
+  json(document: unknown, listKey?: string): Promise<void>;
   jsonList(key: string): JsonListWriter;
   ndjson(item: unknown): Promise<void>;
   /** `title` is shown above the table on a terminal (a table that follows a card). */
@@ -27,15 +31,17 @@ export interface Output {
   note(message: string): Promise<void>;
 }
 
-export function createOutput(ctx: Pick<Context, 'io' | 'clock'>): Output {
+export function createOutput(ctx: Pick<Context, 'io' | 'clock'> & Partial<Pick<Context, 'globals'>>): Output {
   const { io } = ctx;
+  const fields = ctx.globals?.jsonFields;
   const colors = palette(io.stdoutColor);
   return {
     forPeople: io.stdoutIsTTY,
     format: createFormat({ readable: io.stdoutIsTTY, colors, now: ctx.clock.now() }),
-    json: (document) => writeText(io.stdout, formatJson(document, io.stdoutIsTTY)),
-    jsonList: (key) => new JsonListWriter(io.stdout, key, io.stdoutIsTTY),
-    ndjson: (item) => writeText(io.stdout, formatNdjsonLine(item)),
+    json: (document, listKey) =>
+      writeText(io.stdout, formatJson(listKey === undefined ? pickFields(document, fields) : pickItemFields(document, listKey, fields), io.stdoutIsTTY)),
+    jsonList: (key) => new JsonListWriter(io.stdout, key, io.stdoutIsTTY, fields),
+    ndjson: (item) => writeText(io.stdout, formatNdjsonLine(pickFields(item, fields))),
     table: async (head, rows, title) => {
       const heading = title !== undefined && io.stdoutIsTTY ? `\n${colors.bold(title)}\n` : '';
       await writeText(io.stdout, heading + (await renderTable(head, rows, { tty: io.stdoutIsTTY, colors })));

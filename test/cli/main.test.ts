@@ -59,11 +59,21 @@ describe('version and help', () => {
     expect(result.stderr).toContain('error: no help topic or command "nope"');
   });
 
-  it('a bare taxprep prints the help on stderr and exits 2', async () => {
-    const result = await run([]);
+  it.each([[[]], [['projects']], [['help']], [['help', 'projects']]])('taxprep %j prints its help on stdout and exits 0 (help on request)', async (argv) => {
+    const result = await run(argv);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^Usage: taxprep/);
+  });
+
+  it.each([[['-v']], [['-V']], [['version']]])('taxprep %j prints the version', async (argv) => {
+    expect(await run(argv)).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('a noun followed by a word that names no subcommand is an unknown command, with a suggestion', async () => {
+    const result = await run(['projects', 'lst']);
     expect(result.code).toBe(EXIT.USAGE);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('Usage: taxprep');
+    expect(result.stderr).toBe("error: unknown command 'lst'\n(Did you mean list?)\nRun with --help for usage and examples.\n");
   });
 });
 

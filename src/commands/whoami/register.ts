@@ -1,18 +1,9 @@
-import type { Command } from 'commander';
-import { commandAction } from '../action';
-import type { Dispatch } from '../types';
+import type { CommandSpec } from '../spec';
 
-export function registerWhoami(program: Command, dispatch: Dispatch): void {
-  program
-    .command('whoami')
-    .description('Show the profile, base URL and key (redacted) in effect, and where each came from')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ taxprep whoami
-  $ taxprep whoami --profile staging --json
-Exits 3 when no usable API key is configured, so scripts can check before they start.`,
-    )
-    .action(commandAction(dispatch, () => import('./whoami')));
-}
+export const whoami: CommandSpec = {
+  name: 'whoami',
+  description: 'Show the profile, base URL and key (redacted) in effect, and where each came from',
+  examples: ['taxprep whoami', 'taxprep whoami --profile staging --json'],
+  notes: 'Exits 3 when no usable API key is configured, so scripts can check before they start.',
+  load: () => import('./whoami'),
+};
