@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, parseGlobalOptions } from '../../src/cli';
+import { TABLE_END, TABLE_START, commandTable } from '../../src/commands/readme';
 import { flagHelp, longName, takesValue, walk, type CommandSpec, type FlagSpec } from '../../src/commands/spec';
 import { program as tree } from '../../src/commands/tree';
 import {
@@ -29,7 +31,11 @@ function argvOf(example: string): string[] | undefined {
   const words: string[] = [];
   for (const match of line.slice('taxprep '.length).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) {
     const word = match[1] ?? match[2] ?? match[3]!;
-    if (match[3] !== undefined && /^(\||>|>>|#)/.test(word)) break;
+    if (match[3] !== undefined && /^(\||>|>>|#|&&)/.test(word)) break;
+    if (match[3] !== undefined && word.endsWith(';')) {
+      words.push(word.slice(0, -1));
+      break;
+    }
     words.push(word);
   }
   return words;
@@ -146,5 +152,37 @@ describe('--json FIELDS of each command are the fields of its contract document'
     expect(record, `no contract document named for ${name}`).toBeDefined();
     const batchLineFields = name === 'login-link' ? ['input', 'error', 'skipped'] : [];
     expect([...spec.jsonFields!].sort()).toEqual([...Object.keys(record!.shape), ...batchLineFields].sort());
+  });
+});
+
+describe('examples', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const fromSpecs = walk(tree).flatMap(({ spec }) => spec.examples ?? []);
+  // Commands in the README's code blocks: every `$ ` line of a console block, every line of a shell
+  // script; a console line whose output shows an exit code other than 0 is expected to be refused.
+  const commandLine = '(taxprep [^\\n]*(?:\\\\\\n[^\\n]*)*)';
+  const blocks = [...readme.matchAll(/```([a-z]*)\n([\s\S]*?)```/g)].map(([, language, block]) => ({ language, block: block! }));
+  const fromReadme = blocks.flatMap(({ language, block }) =>
+    [...block.matchAll(new RegExp(language === 'console' ? `^\\$ ${commandLine}$(?![^$]*^exit [1-9])` : `^${commandLine}$`, 'gm'))].map((match) => match[1]!),
+  );
+  const refusedInReadme = blocks.flatMap(({ block }) => [...block.matchAll(new RegExp(`^\\$ ${commandLine}$(?=[^$]*^exit 2$)`, 'gm'))].map((match) => match[1]!));
+  const lines = [...new Set([...fromSpecs, ...fromReadme])].filter((line) => argvOf(line) !== undefined);
+
+  it.each(refusedInReadme)('%s is refused', async (line) => {
+    expect(await refusal(argvOf(line)!)).toBeInstanceOf(UsageError);
+  });
+
+  it('are found in the declarations and the README', () => {
+    expect(fromReadme.length).toBeGreaterThan(40);
+    expect(lines.length).toBeGreaterThan(fromSpecs.length);
+  });
+
+  it.each(lines)('%s', async (line) => {
+    expect(await refusal(argvOf(line)!)).toBeUndefined();
+  });
+
+  it('the README command table is the one the declarations generate (npm run completions)', () => {
+    const start = readme.indexOf(TABLE_START);
+    expect(readme.slice(start, readme.indexOf(TABLE_END) + TABLE_END.length)).toBe(commandTable(tree));
   });
 });
