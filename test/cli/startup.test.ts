@@ -34,6 +34,8 @@ describe('start-up imports', () => {
     visit(entry!);
 
     expect([...inputs]).toContain('src/commands/health/register.ts');
+    // Help and completions name the contract's values and limits without loading zod.
+    expect([...inputs]).toContain('src/contract/vocabulary.ts');
     const packages = new Set([...inputs].filter((input) => input.startsWith('node_modules/')).map((input) => input.split('/')[1]));
     expect([...packages]).toEqual(['commander']);
     expect([...externals].filter((path) => !path.startsWith('node:'))).toEqual([]);
