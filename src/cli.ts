@@ -103,7 +103,7 @@ const FIELD_LIST = /^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$/;
  * no command: `--json id,filename`, but `--json health`, `--json 1001` or `--json w2.pdf` keep
  * their word. Otherwise commander, seeing an optional value, would take the word whatever it is.
  */
-export function separateJsonFlag(argv: string[]): string[] {
+function separateJsonFlag(argv: string[]): string[] {
   const commandNames = new Set(walk(programSpec).map(({ spec }) => spec.name));
   const end = argv.indexOf('--');
   return argv.map((word, index) => {
@@ -156,8 +156,6 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
 export function reportError(error: unknown, out: { write(text: string): void; json: boolean; verbose: boolean }): number {
   if (error instanceof CommanderError) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.OK;
-    // A bare `taxprep` prints the help (on stderr) and counts as a usage error.
-    if (error.code === 'commander.help') return EXIT.USAGE;
     const message = error.message.replace(/^error: /, '');
     if (out.json) out.write(`${JSON.stringify({ error: { code: 'USAGE_ERROR', message: message.replace(/\n/g, ' ') } })}\n`);
     else out.write(`error: ${message}\nRun with --help for usage and examples.\n`);

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -194,6 +194,16 @@ describe('profiles and whoami', () => {
     expect(malformed.code).toBe(EXIT.AUTH);
     expect(malformed.stdout).toMatch(/^API key: +\(malformed key, hidden\) \(from TAXPREP_API_KEY\)$/m);
     expect(malformed.stdout + malformed.stderr).not.toContain('secretvalue');
+  });
+
+  it('__complete profiles (for the completion scripts) prints the names only, and nothing for a damaged file', async () => {
+    const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'taxprep-complete-')) };
+    await run(['profiles', 'add', 'acme'], { env, stdin: `${KEY}\n` });
+    await run(['profiles', 'add', 'staging'], { env, stdin: `${KEY}\n` });
+    expect(await run(['__complete', 'profiles'], { env })).toEqual({ code: 0, stdout: 'acme\nstaging\n', stderr: '' });
+    writeFileSync(join(env.XDG_CONFIG_HOME, 'taxprep', 'profiles.json'), '{"profiles": [');
+    expect(await run(['__complete', 'profiles'], { env })).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect((await run(['--help'])).stdout).not.toContain('__complete');
   });
 
   it('a command that needs a key fails before sending, exit 3, as JSON with --json', async () => {
