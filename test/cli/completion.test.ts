@@ -113,3 +113,24 @@ describe.each(Object.keys(committed) as Shell[])('%s, in the real shell', (shell
     expect(topics).toEqual(expect.arrayContaining(['environment', 'exit-codes', 'docs', 'login-link']));
   });
 });
+
+/** The README's "completion" steps, run as written in a fresh home, then each shell loading the script on demand. */
+describe("the README's install steps", () => {
+  const readme = readFileSync(root('README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### `completion`'), readme.indexOf('\n## ', readme.indexOf('### `completion`')));
+  const steps = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+  const missing = (Object.keys(committed) as Shell[]).filter((shell) => !present(shell));
+
+  it.skipIf(missing.length > 0 && process.env.CI !== 'true')('install the scripts where bash-completion, zsh and fish find them', async () => {
+    expect(steps).toHaveLength(3);
+    const home = mkdtempSync(join(tmpdir(), 'taxprep-completion-home-'));
+    const options = { cwd: home, env: { PATH: env.PATH!, HOME: home }, extendEnv: false, timeout: 30_000 };
+    for (const step of steps) await execa('sh', ['-ec', step], options);
+    const bash = await execa('bash', ['-c', `source ${BASH_COMPLETION}; _completion_loader taxprep; complete -p taxprep`], options);
+    expect(bash.stdout).toBe('complete -F _taxprep taxprep');
+    const zsh = await execa('zsh', ['-i', '-c', 'print -r -- $_comps[taxprep]'], options);
+    expect(zsh.stdout.trim().split('\n').at(-1)).toBe('_taxprep');
+    const fish = await execa('fish', ['-c', "complete -C 'taxprep login-link renew --pur'"], options);
+    expect(fish.stdout).toBe('--purpose\trecorded for audit');
+  });
+});

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { main, reportError } from '../../src/cli';
 import { VERSION } from '../../src/api/version';
 import { EXIT, EXIT_CODE_MEANINGS, NetworkError, UsageError } from '../../src/errors';
+import { runCli } from '../helpers/cli';
 import { CapturedStream } from '../helpers/context';
 
 const KEY = 'tpk_mainTestKey000000000000000042';
@@ -74,6 +75,18 @@ describe('version and help', () => {
     expect(result.code).toBe(EXIT.USAGE);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe("error: unknown command 'lst'\n(Did you mean list?)\nRun with --help for usage and examples.\n");
+  });
+});
+
+describe('at a terminal (the built taxprep under a pseudo-terminal)', () => {
+  it('a noun alone shows its help, exit 0; a subcommand refuses its parent\'s flags, exit 2', async () => {
+    const help = await runCli(['projects'], { tty: true });
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: taxprep projects \[options\] \[command\]\n/);
+    expect(help.stdout).toMatch(/^ {2}list \[options\] <account-id> +List an account's projects/m);
+    const ledger = await runCli(['login-link', 'ledger', '--purpose', 'bogus', '--from', 'x.csv'], { tty: true });
+    expect(ledger.exitCode).toBe(EXIT.USAGE);
+    expect(ledger.stdout).toMatch(/^error: unknown option '--(purpose|from)'\nRun with --help for usage and examples\.\n$/);
   });
 });
 
