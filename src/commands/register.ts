@@ -12,7 +12,7 @@ function optionOf(flag: FlagSpec): Option {
 }
 
 /** "Examples:" and the notes, after commander's own help. */
-export function helpAfter(spec: CommandSpec): string | undefined {
+function helpAfter(spec: CommandSpec): string | undefined {
   const examples = spec.examples?.length ? `\nExamples:\n${spec.examples.map((line) => `  $ ${line}`).join('\n')}\n` : '';
   const jsonFields = spec.jsonFields ? `\nJSON fields (--json FIELD,...):\n  ${spec.jsonFields.join(', ')}\n` : '';
   const text = `${examples}${jsonFields}${spec.notes === undefined ? '' : `\n${spec.notes}\n`}`;
@@ -82,14 +82,15 @@ export function addCommand(parent: Command, spec: CommandSpec, dispatch: Dispatc
   const command = describeCommand(parent.command(spec.name, { hidden: spec.hidden === true }), spec);
   if (spec.load) command.action(runAction(spec, dispatch));
   else command.allowExcessArguments(true).action(groupAction);
-  // Also keeps commander's suggestions for a subcommand's unknown flag to the subcommand's own flags.
+  // `login-link`: commander then suggests, for a subcommand's unknown flag, only that subcommand's
+  // own flags, not also `login-link`'s (which `refuseParentFlags` refuses there).
   if (spec.load && spec.subcommands) command.enablePositionalOptions();
   for (const sub of spec.subcommands ?? []) addCommand(command, sub, dispatch);
   return command;
 }
 
 /** Checks `--json FIELDS` against the fields the command declares, before anything runs. */
-export function checkJsonFields(spec: CommandSpec, fields: readonly string[]): void {
+function checkJsonFields(spec: CommandSpec, fields: readonly string[]): void {
   const known = spec.jsonFields ?? [];
   if (known.length === 0) throw new UsageError('--json FIELDS: this command has no fields to select; use --json alone', { details: { '--json': ['takes no fields here'] } });
   const unknown = fields.filter((field) => !known.includes(field));

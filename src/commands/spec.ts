@@ -58,7 +58,7 @@ export interface CommandSpec {
 }
 
 /** `a, b or c`. */
-export function listOr(values: readonly string[]): string {
+function listOr(values: readonly string[]): string {
   return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
 }
 
