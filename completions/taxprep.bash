@@ -24,25 +24,25 @@ _taxprep() {
     "taxprep/projects/list:--type"|"taxprep/deliverables/list:--type") COMPREPLY=($(compgen -W "tax_return quarterly_estimate tax_planning equity_planning" -- "$cur")); return ;;
     "taxprep/projects/list:--status") COMPREPLY=($(compgen -W "waiting_on_client in_progress in_review completed" -- "$cur")); return ;;
     "taxprep/deliverables/list:--status") COMPREPLY=($(compgen -W "draft completed delivered" -- "$cur")); return ;;
+    *":--jq"|*":--base-url"|*":--timeout"|*":--max-retries") :; return ;;
     *":--profile") _taxprep_profiles; return ;;
-    *":--base-url"|*":--timeout"|*":--max-retries") :; return ;;
   esac
   if [[ "$cur" == -* ]]; then
     case "$cmd_path" in
-      "taxprep") COMPREPLY=($(compgen -W "--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help -V --version" -- "$cur")) ;;
-      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/get"|"taxprep/docs"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/projects/status"|"taxprep/deliverables"|"taxprep/profiles"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/whoami"|"taxprep/completion"|"taxprep/help"|"taxprep/version") COMPREPLY=($(compgen -W "--json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/accounts/create") COMPREPLY=($(compgen -W "--email --first-name --last-name --spouse-email --spouse-first-name --spouse-last-name --no-spouse-invitation --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/login-link") COMPREPLY=($(compgen -W "--from --restart --user-email --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/login-link/renew") COMPREPLY=($(compgen -W "--from --within --dry-run --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/login-link/ledger") COMPREPLY=($(compgen -W "--ledger --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/docs/upload") COMPREPLY=($(compgen -W "--tax-year --description --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/docs/list") COMPREPLY=($(compgen -W "--tax-year --limit --offset --all --ndjson --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/projects/list") COMPREPLY=($(compgen -W "--tax-year --type --status --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/deliverables/list") COMPREPLY=($(compgen -W "--status --account --type --limit --offset --all --ndjson --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/deliverables/get") COMPREPLY=($(compgen -W "--open --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/profiles/add") COMPREPLY=($(compgen -W "--base-url --api-key-stdin --default --json --profile --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/api") COMPREPLY=($(compgen -W "-f --field --raw-field --input -q --query --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/serve") COMPREPLY=($(compgen -W "--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --json --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep") COMPREPLY=($(compgen -W "--json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help -V --version" -- "$cur")) ;;
+      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/get"|"taxprep/docs"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/projects/status"|"taxprep/deliverables"|"taxprep/profiles"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/whoami"|"taxprep/completion"|"taxprep/help"|"taxprep/version") COMPREPLY=($(compgen -W "--json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/accounts/create") COMPREPLY=($(compgen -W "--email --first-name --last-name --spouse-email --spouse-first-name --spouse-last-name --no-spouse-invitation --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/login-link") COMPREPLY=($(compgen -W "--from --restart --user-email --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/login-link/renew") COMPREPLY=($(compgen -W "--from --within --dry-run --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/login-link/ledger") COMPREPLY=($(compgen -W "--ledger --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/docs/upload") COMPREPLY=($(compgen -W "--tax-year --description --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/docs/list") COMPREPLY=($(compgen -W "--tax-year --limit --offset --all --ndjson --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/projects/list") COMPREPLY=($(compgen -W "--tax-year --type --status --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/deliverables/list") COMPREPLY=($(compgen -W "--status --account --type --limit --offset --all --ndjson --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/deliverables/get") COMPREPLY=($(compgen -W "--open --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/profiles/add") COMPREPLY=($(compgen -W "--base-url --api-key-stdin --default --json --jq --profile --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/api") COMPREPLY=($(compgen -W "-f --field --raw-field --input -q --query --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/serve") COMPREPLY=($(compgen -W "--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --json --jq --profile --base-url --timeout --max-retries --no-retry --verbose --no-color --help" -- "$cur")) ;;
     esac
     return
   fi

@@ -13,6 +13,7 @@ function __taxprep_at
 end
 complete -c taxprep -f
 complete -c taxprep -l json -d 'print the service\'s JSON document on stdout (only FIELDS, comma-separated, when given); errors as JSON on stderr'
+complete -c taxprep -l jq -x -d 'filter the JSON output with a jq expression (jq 1.8, built in; implies --json); strings print as text'
 complete -c taxprep -l profile -x -a '(taxprep __complete profiles 2>/dev/null)' -d 'use this stored profile (see `taxprep profiles list`)'
 complete -c taxprep -l base-url -x -d 'service address including /v1beta (overrides the profile)'
 complete -c taxprep -l timeout -x -d 'time allowed for one request, e.g. 30s, 2m, 500ms'

@@ -71,13 +71,14 @@ export function parseDuration(text: string, flag: string): number {
 /** The program's own flags, checked: a table-tested pure function of what commander parsed. */
 export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions {
   const globals: GlobalOptions = {
-    json: raw.json === true || typeof raw.json === 'string',
+    json: raw.json === true || typeof raw.json === 'string' || typeof raw.jq === 'string',
     verbose: raw.verbose === true,
     color: raw.color !== false,
     retry: raw.retry !== false,
   };
   const jsonFields = jsonFieldsOf(raw.json);
   if (jsonFields !== undefined) globals.jsonFields = jsonFields;
+  if (typeof raw.jq === 'string') globals.jq = raw.jq;
   if (typeof raw.profile === 'string') globals.profile = raw.profile;
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
   if (typeof raw.timeout === 'string') globals.timeoutMs = parseDuration(raw.timeout, '--timeout');
@@ -93,7 +94,7 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
 /** `--json` decides the error format even when parsing failed before commander read the flags. */
 function asksForJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).some((word) => word === '--json' || word.startsWith('--json='));
+  return (end === -1 ? argv : argv.slice(0, end)).some((word) => /^--(json|jq)(=|$)/.test(word));
 }
 
 const FIELD_LIST = /^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$/;
@@ -133,6 +134,7 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     verbose = globals.verbose;
     const module = await load();
     const options = module.parseOptions(raw);
+    if (globals.jq !== undefined) await (await import('./output/jq')).checkJqExpression(globals.jq);
     const io = { ...createIO({ env, color: globals.color, stdout, stderr, stdin }), ...overrides.io };
     context = createContext({ io, env, globals, clock: overrides.clock, random: overrides.random });
     exitCode = (await module.run(context, options)) ?? EXIT.OK;

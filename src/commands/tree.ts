@@ -21,6 +21,7 @@ export const program: CommandSpec = {
   description: 'Work with the partner tax-preparation service from a terminal, a script or cron.',
   flags: [
     { flag: '--json [fields]', help: "print the service's JSON document on stdout (only FIELDS, comma-separated, when given); errors as JSON on stderr" },
+    { flag: '--jq <expression>', help: 'filter the JSON output with a jq expression (jq 1.8, built in; implies --json); strings print as text' },
     { flag: '--profile <name>', help: 'use this stored profile (see `taxprep profiles list`)', complete: 'profiles' },
     { flag: '--base-url <url>', help: 'service address including /v1beta (overrides the profile)' },
     { flag: '--timeout <duration>', help: 'time allowed for one request, e.g. 30s, 2m, 500ms', default: '30s' },
@@ -34,6 +35,7 @@ export const program: CommandSpec = {
     'taxprep accounts get 1001',
     "taxprep deliverables list --status completed --json | jq '.deliverables[].id'",
     'taxprep docs list 1001 --json id,filename',
+    "taxprep docs list 1001 --jq '.documents[].filename'",
     'taxprep serve --mock                          # a local copy of the service to try things on',
   ],
   notes: `Help topics:

@@ -42,7 +42,13 @@ export function formatNdjsonLine(item: unknown): string {
  * whatever the number of pages, without holding every item. The text is byte-for-byte what
  * `formatJson` would print for the whole document.
  */
-export class JsonListWriter {
+/** Receives a list item by item, then what follows the list. */
+export interface ListWriter {
+  add(item: unknown): Promise<void>;
+  end(fields: Record<string, unknown>): Promise<void>;
+}
+
+export class JsonListWriter implements ListWriter {
   private count = 0;
 
   constructor(

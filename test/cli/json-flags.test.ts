@@ -83,3 +83,41 @@ describe('--json FIELDS', () => {
     expect(JSON.parse(result.stderr).error.message).toBe('--json FIELDS: this command has no fields to select; use --json alone');
   });
 });
+
+describe('--jq EXPRESSION (jq itself, as WebAssembly)', () => {
+  it('prints what the expression makes of the document: strings as text, the rest as JSON lines', async () => {
+    const names = await run(['docs', 'list', '1001', '--tax-year', '2024', '--jq', '.documents[].filename']);
+    expect(names).toMatchObject({ code: 0, stderr: '' });
+    const listed = JSON.parse((await run(['docs', 'list', '1001', '--tax-year', '2024', '--json'])).stdout) as { documents: Array<{ filename: string }> };
+    expect(names.stdout).toBe(listed.documents.map((document) => `${document.filename}\n`).join(''));
+    expect((await run(['accounts', 'get', '1001', '--jq', '{id, status}'])).stdout).toMatch(/^\{"id":1001,"status":"[a-z_]+"\}\n$/);
+  });
+
+  it('sees the whole list with --all, and each line with --ndjson', async () => {
+    const all = await run(['deliverables', 'list', '--all', '--limit', '2', '--jq', '[(.deliverables | length), .total_count, .has_more]']);
+    const [count, total, hasMore] = JSON.parse(all.stdout) as [number, number, boolean];
+    expect(count).toBeGreaterThan(2);
+    expect([total, hasMore]).toEqual([count, false]);
+    const ids = await run(['deliverables', 'list', '--all', '--ndjson', '--limit', '2', '--jq', '.id']);
+    expect(ids.stdout.trim().split('\n')).toHaveLength(count);
+  });
+
+  it('applies after --json FIELDS', async () => {
+    expect(JSON.parse((await run(['accounts', 'get', '1001', '--json', 'id', '--jq', '.'])).stdout)).toEqual({ id: 1001 });
+  });
+
+  it('an expression jq cannot compile is a usage error before anything is sent', async () => {
+    const before = mock.deps.requestLog.entries().length;
+    const result = await run(['docs', 'list', '1001', '--jq', '.documents |||']);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr).error.message).toBe("--jq syntax error, unexpected '|' at <top-level>, line 1, column 13");
+    expect(mock.deps.requestLog.entries()).toHaveLength(before);
+  });
+
+  it('an expression that fails on the document is a usage error naming jq\'s reason', async () => {
+    const result = await run(['accounts', 'get', '1001', '--jq', '.status | keys']);
+    expect(result.code).toBe(EXIT.USAGE);
+    expect(JSON.parse(result.stderr).error.message).toMatch(/^--jq string \(".*"\) has no keys$/);
+  });
+});

@@ -52,6 +52,12 @@ describe('start-up imports', () => {
     expect(outputs.flatMap((output) => output.imports).filter((imported) => imported.path === 'node:http2')).toEqual([]);
   });
 
+  it('loads jq (jq-wasm) only through a dynamic import, for --jq', async () => {
+    const imports = Object.values(await bundle()).flatMap((output) => output.imports).filter((imported) => imported.path === 'jq-wasm');
+    expect(imports).not.toEqual([]);
+    expect(imports.map((imported) => imported.kind)).toEqual(imports.map(() => 'dynamic-import'));
+  });
+
   it('leaves the mock server to its own bundle, which `serve` loads from dist/mock/server.js', async () => {
     const outputs = await bundle();
     const inputs = Object.values(outputs).flatMap((output) => Object.keys(output.inputs));
