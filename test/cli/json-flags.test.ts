@@ -91,6 +91,8 @@ describe('--jq EXPRESSION (jq itself, as WebAssembly)', () => {
     const listed = JSON.parse((await run(['docs', 'list', '1001', '--tax-year', '2024', '--json'])).stdout) as { documents: Array<{ filename: string }> };
     expect(names.stdout).toBe(listed.documents.map((document) => `${document.filename}\n`).join(''));
     expect((await run(['accounts', 'get', '1001', '--jq', '{id, status}'])).stdout).toMatch(/^\{"id":1001,"status":"[a-z_]+"\}\n$/);
+    const email = (JSON.parse((await run(['accounts', 'get', '1001', '--json'])).stdout) as { email: string }).email;
+    expect((await run(['api', 'GET', '/accounts/1001', '--jq', '.email'])).stdout).toBe(`${email}\n`);
   });
 
   it('sees the whole list with --all, and each line with --ndjson', async () => {
