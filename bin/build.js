@@ -48,8 +48,9 @@ export const buildOptions = {
   chunkNames: 'chunks/[name]-[hash]',
   // Dependencies are bundled: resolving and reading hundreds of small files is most of what Node
   // does before a command can run. Left out: conf, whose dependencies load their own files at run
-  // time, and the mock (its own bundle, above).
-  external: ['conf'],
+  // time, jq-wasm, which reads its jq.wasm from beside its own module (loaded only for --jq), and
+  // the mock (its own bundle, above).
+  external: ['conf', 'jq-wasm'],
   // Bundled CommonJS (undici, commander) calls `require` for Node's modules; ESM has none.
   banner: { js: "import { createRequire as __taxprepCreateRequire } from 'node:module'; const require = __taxprepCreateRequire(import.meta.url);" },
   plugins: [http2OnDemand, mockServerApart],

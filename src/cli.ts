@@ -1,21 +1,13 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { VERSION } from './api/version';
-import { registerAccounts } from './commands/accounts/register';
-import { registerApi } from './commands/api/register';
-import { registerCompletion } from './commands/completion/register';
-import { registerDeliverables } from './commands/deliverables/register';
-import { registerDocs } from './commands/docs/register';
-import { registerHealth } from './commands/health/register';
-import { registerLoginLink } from './commands/login-link/register';
-import { registerProfiles } from './commands/profiles/register';
-import { registerProjects } from './commands/projects/register';
-import { registerServe } from './commands/serve/register';
+import { addCommand, describeCommand, groupAction } from './commands/register';
+import { walk } from './commands/spec';
+import { MAX_RETRIES_LIMIT, program as programSpec } from './commands/tree';
 import type { Dispatch } from './commands/types';
-import { registerWhoami } from './commands/whoami/register';
 import { createContext, type Clock, type GlobalOptions, type IO, type OwnedContext } from './context';
 import { ApiError, CliError, EXIT, UsageError } from './errors';
-import { registerHelp } from './help/register';
 import { createIO } from './io';
+import { jsonFieldsOf } from './output/json';
 
 type Env = Record<string, string | undefined>;
 
@@ -32,61 +24,37 @@ interface OutputSinks {
   writeErr(text: string): void;
 }
 
-const MAX_RETRIES_LIMIT = 20;
+/** The program: its flags are read from the whole command line, `--json FIELDS` included. */
+class Program extends Command {
+  override parseOptions(argv: string[]) {
+    return super.parseOptions(separateJsonFlag(argv));
+  }
+}
 
 /**
- * The command tree. Register functions add flags and descriptions only; every command's module is
+ * The command tree, made from the declarations in src/commands/tree.ts. Every command's module is
  * imported by `dispatch` when it runs, so building the tree loads nothing heavy.
  */
 export function buildProgram(dispatch: Dispatch, output?: OutputSinks): Command {
-  const program = new Command('taxprep')
-    .description('Work with the partner tax-preparation service from a terminal, a script or cron.')
+  const root = new Program(programSpec.name)
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
-    .option('--json', 'print the service\'s JSON document on stdout; errors as JSON on stderr')
-    .option('--profile <name>', 'use this stored profile (see `taxprep profiles list`)')
-    .option('--base-url <url>', 'service address including /v1beta (overrides the profile)')
-    .option('--timeout <duration>', 'time allowed for one request, e.g. 30s, 2m, 500ms (default: 30s)')
-    .option('--max-retries <n>', `retries of a failed request, 0-${MAX_RETRIES_LIMIT} (default: 3)`)
-    .option('--no-retry', 'never retry a request (same as --max-retries 0)')
-    .option('--max-response-size <size>', 'largest answer taxprep reads, e.g. 8MB, 512KB (default: 8MB; also TAXPREP_MAX_RESPONSE_SIZE)')
-    .option('--verbose', 'trace each request and response on stderr (the key redacted)')
-    .option('--no-color', 'no colour (also NO_COLOR=1 or TERM=dumb)')
     .helpCommand(false)
     .exitOverride()
-    .showSuggestionAfterError(true)
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ taxprep profiles add acme                     # stores a key read from a hidden prompt
-  $ taxprep accounts get 1001
-  $ taxprep deliverables list --status completed --json | jq '.deliverables[].id'
-  $ taxprep serve --mock                          # a local copy of the service to try things on
-
-Help topics:
-  taxprep help environment    environment variables and the order settings are taken in
-  taxprep help exit-codes     what each exit code means, for scripts and cron
-  taxprep help <command>      help for one command`,
-    );
+    .showSuggestionAfterError(true);
+  describeCommand(root, programSpec)
+    .addOption(new Option('-v', 'print the version').hideHelp())
+    .allowExcessArguments(true)
+    .action(function (this: Command) {
+      if (this.opts().v === true && this.args.length === 0) this.configureOutput().writeOut?.(`${VERSION}\n`);
+      else groupAction.call(this);
+    });
   if (output !== undefined) {
     // Commander's own error line is replaced by main's report (which knows about --json).
-    program.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined });
+    root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined });
   }
-
-  registerHealth(program, dispatch);
-  registerAccounts(program, dispatch);
-  registerLoginLink(program, dispatch);
-  registerDocs(program, dispatch);
-  registerProjects(program, dispatch);
-  registerDeliverables(program, dispatch);
-  registerProfiles(program, dispatch);
-  registerWhoami(program, dispatch);
-  registerApi(program, dispatch);
-  registerServe(program, dispatch);
-  registerCompletion(program, dispatch);
-  registerHelp(program);
-  return program;
+  for (const spec of programSpec.subcommands ?? []) addCommand(root, spec, dispatch);
+  return root;
 }
 
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -103,11 +71,14 @@ export function parseDuration(text: string, flag: string): number {
 /** The program's own flags, checked: a table-tested pure function of what commander parsed. */
 export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions {
   const globals: GlobalOptions = {
-    json: raw.json === true,
+    json: raw.json === true || typeof raw.json === 'string' || typeof raw.jq === 'string',
     verbose: raw.verbose === true,
     color: raw.color !== false,
     retry: raw.retry !== false,
   };
+  const jsonFields = jsonFieldsOf(raw.json);
+  if (jsonFields !== undefined) globals.jsonFields = jsonFields;
+  if (typeof raw.jq === 'string') globals.jq = raw.jq;
   if (typeof raw.profile === 'string') globals.profile = raw.profile;
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
   if (typeof raw.maxResponseSize === 'string') globals.maxResponseSize = raw.maxResponseSize;
@@ -124,7 +95,24 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
 /** `--json` decides the error format even when parsing failed before commander read the flags. */
 function asksForJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+  return (end === -1 ? argv : argv.slice(0, end)).some((word) => /^--(json|jq)(=|$)/.test(word));
+}
+
+const FIELD_LIST = /^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$/;
+
+/**
+ * `--json` takes the next word as its FIELDS only when that word reads as a field list and names
+ * no command: `--json id,filename`, but `--json health`, `--json 1001` or `--json w2.pdf` keep
+ * their word. Otherwise commander, seeing an optional value, would take the word whatever it is.
+ */
+function separateJsonFlag(argv: string[]): string[] {
+  const commandNames = new Set(walk(programSpec).map(({ spec }) => spec.name));
+  const end = argv.indexOf('--');
+  return argv.map((word, index) => {
+    if (word !== '--json' || (end !== -1 && index > end)) return word;
+    const next = argv[index + 1] ?? '';
+    return FIELD_LIST.test(next) && !commandNames.has(next) ? word : '--json=';
+  });
 }
 
 /**
@@ -147,6 +135,7 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     verbose = globals.verbose;
     const module = await load();
     const options = module.parseOptions(raw);
+    if (globals.jq !== undefined) await (await import('./output/jq')).checkJqExpression(globals.jq);
     const io = { ...createIO({ env, color: globals.color, stdout, stderr, stdin }), ...overrides.io };
     context = createContext({ io, env, globals, clock: overrides.clock, random: overrides.random });
     exitCode = (await module.run(context, options)) ?? EXIT.OK;
@@ -170,8 +159,6 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
 export function reportError(error: unknown, out: { write(text: string): void; json: boolean; verbose: boolean }): number {
   if (error instanceof CommanderError) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.OK;
-    // A bare `taxprep` prints the help (on stderr) and counts as a usage error.
-    if (error.code === 'commander.help') return EXIT.USAGE;
     const message = error.message.replace(/^error: /, '');
     if (out.json) out.write(`${JSON.stringify({ error: { code: 'USAGE_ERROR', message: message.replace(/\n/g, ' ') } })}\n`);
     else out.write(`error: ${message}\nRun with --help for usage and examples.\n`);

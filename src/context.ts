@@ -20,6 +20,10 @@ export interface IO {
 /** Flags every command accepts (defined once on the program in `src/cli.ts`). */
 export interface GlobalOptions {
   json: boolean;
+  /** `--json id,filename`: only these fields of the document, or of each item of a list. */
+  jsonFields?: readonly string[];
+  /** `--jq EXPRESSION`: the JSON output filtered by jq (implies `json`). */
+  jq?: string;
   verbose: boolean;
   color: boolean;
   profile?: string;

@@ -2,14 +2,12 @@ import type { z } from 'zod';
 import { hasApiKeyShape, redactApiKey } from '../contract/apiKeys';
 import { fieldErrors, pathId, type FieldErrors } from '../contract/rules';
 import { UsageError } from '../errors';
+import { fieldsOfFlags, flagOfField, type FlagSpec } from './spec';
 
 /**
  * Flag and argument checks shared by every command: the contract's own zod rules (the ones the
  * mock applies), with each failure reported under the flag or argument the user typed.
  */
-
-/** Renames contract field paths (`spouse.email`) to what the user typed (`--spouse-email`). */
-export type FlagNames = Record<string, string>;
 
 const HINT = 'Run the command with --help for its flags and examples.';
 
@@ -20,10 +18,14 @@ function usageError(errors: FieldErrors): UsageError {
   return new UsageError(message, { details: errors, hint: HINT });
 }
 
-/** Parses `input` with `schema`; on failure a `UsageError` naming each flag and its rule. */
-export function parseWithFlags<S extends z.ZodType>(schema: S, input: unknown, flagNames: FlagNames): z.output<S> {
-  const result = schema.safeParse(input);
+/**
+ * Checks what the flags declared in `specs` set, as the request fields they map to, with the
+ * contract's `schema`; on failure a `UsageError` naming each flag (not the field) and its rule.
+ */
+export function parseFlagFields<S extends z.ZodType>(schema: S, specs: readonly FlagSpec[], flags: Record<string, unknown>): z.output<S> {
+  const result = schema.safeParse(fieldsOfFlags(specs, flags));
   if (result.success) return result.data;
+  const flagNames = flagOfField(specs);
   const renamed: FieldErrors = {};
   for (const [field, messages] of Object.entries(fieldErrors(result.error))) {
     (renamed[flagNames[field] ?? field] ??= []).push(...messages);

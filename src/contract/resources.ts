@@ -1,22 +1,33 @@
 import * as z from 'zod';
 import { oneOf } from './rules';
 
+import {
+  DELIVERABLE_STATUSES,
+  DELIVERABLE_TYPES,
+  LOGIN_LINK_PURPOSES,
+  PROJECT_STATUSES,
+  PROJECT_TYPES,
+  type ACCOUNT_STATUSES,
+  type SPOUSE_STATUSES,
+} from './vocabulary';
+
+export {
+  ACCOUNT_STATUSES,
+  DELIVERABLE_STATUSES,
+  DELIVERABLE_TYPES,
+  LOGIN_LINK_PURPOSES,
+  OUTSTANDING_ITEM_PRIORITIES,
+  OUTSTANDING_ITEM_TYPES,
+  PROJECT_STATUSES,
+  PROJECT_TYPES,
+  SPOUSE_STATUSES,
+} from './vocabulary';
+
 /**
  * Response shapes, as the mock answers them. Objects are loose and ids may be numbers or strings,
  * since the contract's samples show both. The client reads answers through the tolerant forms of
  * these schemas (src/api/tolerant.ts), which require only what the contract guarantees.
  */
-
-export const ACCOUNT_STATUSES = ['active', 'onboarding', 'suspended', 'completed'] as const;
-export const SPOUSE_STATUSES = ['invited', 'pending'] as const;
-export const LOGIN_LINK_PURPOSES = ['initial_access', 'expired_link', 'lost_credentials', 'additional_user', 'support_request'] as const;
-export const PROJECT_TYPES = ['tax_return', 'quarterly_estimate', 'tax_planning', 'equity_planning'] as const;
-export const PROJECT_STATUSES = ['waiting_on_client', 'in_progress', 'in_review', 'completed'] as const;
-export const OUTSTANDING_ITEM_TYPES = ['missing_document', 'client_request'] as const;
-/** The contract shows `high` and `medium`; `low` completes the scale (a choice, see the README). */
-export const OUTSTANDING_ITEM_PRIORITIES = ['high', 'medium', 'low'] as const;
-export const DELIVERABLE_STATUSES = ['draft', 'completed', 'delivered'] as const;
-export const DELIVERABLE_TYPES = ['tax_return', 'quarterly_estimate', 'tax_plan', 'equity_plan'] as const;
 
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 export type SpouseStatus = (typeof SPOUSE_STATUSES)[number];

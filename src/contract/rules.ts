@@ -1,21 +1,24 @@
 import * as z from 'zod';
+import { EMAIL_MAX_LENGTH, NAME_MAX_CHARACTERS } from './vocabulary';
+
+export {
+  ACCOUNT_LOGIN_LINK_DAYS,
+  CUSTOM_MESSAGE_MAX_CHARACTERS,
+  CUSTOM_SUBJECT_MAX_CHARACTERS,
+  DESCRIPTION_MAX_CHARACTERS,
+  EMAIL_MAX_LENGTH,
+  EXPIRY_HOURS,
+  NAME_MAX_CHARACTERS,
+  OFFSET_MAX,
+  PAGE_SIZE,
+  TAX_YEAR,
+} from './vocabulary';
 
 /**
  * Field rules of the contract, written once and used by the mock (to validate requests), the CLI
  * (to refuse bad input before any request) and the README. Every message names the rule so that
  * `field: message` reads as a sentence.
  */
-
-export const NAME_MAX_CHARACTERS = 50;
-export const EMAIL_MAX_LENGTH = 254;
-export const PAGE_SIZE = { min: 1, max: 100, default: 50 } as const;
-export const EXPIRY_HOURS = { min: 1, max: 168, default: 168 } as const;
-export const TAX_YEAR = { min: 1900, max: 2100 } as const;
-export const OFFSET_MAX = 1_000_000_000;
-export const DESCRIPTION_MAX_CHARACTERS = 1000;
-export const CUSTOM_SUBJECT_MAX_CHARACTERS = 200;
-export const CUSTOM_MESSAGE_MAX_CHARACTERS = 2000;
-export const ACCOUNT_LOGIN_LINK_DAYS = 7;
 
 /** Characters as a person counts them: Unicode code points after NFC normalisation, not UTF-16 units. */
 export function characterCount(value: string): number {

@@ -1,16 +1,16 @@
-import type { Command } from 'commander';
+import type { CommandSpec } from '../commands/spec';
+
+export const HELP_TOPIC_NAMES = ['environment', 'exit-codes'] as const;
+export type HelpTopic = (typeof HELP_TOPIC_NAMES)[number];
 
 /**
  * `taxprep help [topic | command...]`: the topics (environment, exit-codes) or a command's help.
  * Replaces commander's built-in help command, which knows nothing of topics.
  */
-export function registerHelp(program: Command): void {
-  program
-    .command('help')
-    .description('Show help for a command, or a topic: environment, exit-codes')
-    .argument('[topic...]', 'a topic (environment, exit-codes) or a command, e.g. "docs upload"')
-    .action(async (words: string[]) => {
-      const { showHelp } = await import('./topics');
-      showHelp(program, words);
-    });
-}
+export const help: CommandSpec = {
+  name: 'help',
+  description: `Show help for a command, or a topic: ${HELP_TOPIC_NAMES.join(', ')}`,
+  arguments: [{ name: '[topic...]', help: `a topic (${HELP_TOPIC_NAMES.join(', ')}) or a command, e.g. "docs upload"`, complete: 'help' }],
+  examples: ['taxprep help exit-codes', 'taxprep help docs upload'],
+  load: () => import('./help'),
+};

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { ENVIRONMENT_VARIABLES, DEFAULT_BASE_URL } from '../config/settings';
 import { EXIT_CODE_MEANINGS, UsageError } from '../errors';
+import type { HelpTopic } from './register';
 
-export const HELP_TOPICS: Record<string, () => string> = {
+export const HELP_TOPICS: Record<HelpTopic, () => string> = {
   environment: environmentTopic,
   'exit-codes': exitCodesTopic,
 };
@@ -10,10 +11,9 @@ export const HELP_TOPICS: Record<string, () => string> = {
 /** Prints a topic, or the help of the command the words name (`taxprep help docs upload`). */
 export function showHelp(program: Command, words: string[]): void {
   if (words.length === 0) return program.outputHelp();
-  const topic = HELP_TOPICS[words.join(' ')];
+  const topic = HELP_TOPICS[words.join(' ') as HelpTopic] as (() => string) | undefined;
   if (topic !== undefined) {
-    const write = program.configureOutput().writeOut ?? ((text: string) => process.stdout.write(text));
-    write(topic());
+    program.configureOutput().writeOut!(topic());
     return;
   }
   let command = program;

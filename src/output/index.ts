@@ -2,7 +2,7 @@ import type { Context } from '../context';
 import { renderCard, type CardSection } from './card';
 import { palette } from './colors';
 import { createFormat, type Format } from './format';
-import { JsonListWriter, formatJson, formatNdjsonLine } from './json';
+import { JsonListWriter, formatJson, formatNdjsonLine, pickFields, pickItemFields, type ListWriter } from './json';
 import { renderTable, type Column } from './table';
 import { writeText } from './write';
 
@@ -18,8 +18,12 @@ export interface Output {
   /** Whether the reader of stdout is a person at a terminal (tables, readable dates). */
   readonly forPeople: boolean;
   readonly format: Format;
-  json(document: unknown): Promise<void>;
-  jsonList(key: string): JsonListWriter;
+  /**
+   * The document; with `--json FIELDS` only those fields of it, or of each item of its `listKey`
+   * array when it is a list.
+   */
+  json(document: unknown, listKey?: string): Promise<void>;
+  jsonList(key: string): ListWriter;
   ndjson(item: unknown): Promise<void>;
   /** `title` is shown above the table on a terminal (a table that follows a card). */
   table(head: Column[], rows: string[][], title?: string): Promise<void>;
@@ -28,20 +32,37 @@ export interface Output {
   note(message: string): Promise<void>;
 }
 
-export function createOutput(ctx: Pick<Context, 'io' | 'clock'>): Output {
+export function createOutput(ctx: Pick<Context, 'io' | 'clock'> & Partial<Pick<Context, 'globals'>>): Output {
   const { io } = ctx;
+  const fields = ctx.globals?.jsonFields;
+  const expression = ctx.globals?.jq;
+  /** A document as printed: as JSON, or what `--jq` makes of it. */
+  const document = async (value: unknown, pretty: boolean) =>
+    expression === undefined ? formatJson(value, pretty) : (await import('./jq')).applyJq(value, expression, pretty);
   const colors = palette(io.stdoutColor);
-  return {
+  const output: Output = {
     forPeople: io.stdoutIsTTY,
     format: createFormat({ readable: io.stdoutIsTTY, colors, now: ctx.clock.now() }),
-    json: (document) => writeText(io.stdout, formatJson(document, io.stdoutIsTTY)),
-    jsonList: (key) => new JsonListWriter(io.stdout, key, io.stdoutIsTTY),
-    ndjson: (item) => writeText(io.stdout, formatNdjsonLine(item)),
+    json: async (value, listKey) =>
+      writeText(io.stdout, await document(listKey === undefined ? pickFields(value, fields) : pickItemFields(value, listKey, fields), io.stdoutIsTTY)),
+    // jq needs the whole document: with --jq, the pages are gathered first.
+    jsonList: (key) => (expression === undefined ? new JsonListWriter(io.stdout, key, io.stdoutIsTTY, fields) : gatheredList(key, (value) => output.json(value, key))),
+    ndjson: async (item) => writeText(io.stdout, expression === undefined ? formatNdjsonLine(pickFields(item, fields)) : await document(pickFields(item, fields), false)),
     table: async (head, rows, title) => {
       const heading = title !== undefined && io.stdoutIsTTY ? `\n${colors.bold(title)}\n` : '';
       await writeText(io.stdout, heading + (await renderTable(head, rows, { tty: io.stdoutIsTTY, colors, columns: io.columns })));
     },
     card: (sections) => writeText(io.stdout, renderCard(sections, colors)),
     note: (message) => writeText(io.stderr, `${message}\n`),
+  };
+  return output;
+}
+
+/** A list gathered item by item and printed whole at its end (`{key: [...], ...fields}`). */
+function gatheredList(key: string, print: (document: unknown) => Promise<void>): ListWriter {
+  const items: unknown[] = [];
+  return {
+    add: async (item) => void items.push(item),
+    end: (fields) => print({ [key]: items, ...fields }),
   };
 }

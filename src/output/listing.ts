@@ -54,7 +54,7 @@ export async function printPage<Data extends ListData, Item>(
   page: ListPage<Data>,
 ): Promise<ListSummary> {
   const items = spec.items(page.data);
-  if (mode === 'json') await out.json(page.json);
+  if (mode === 'json') await out.json(page.json, spec.key);
   else if (mode === 'ndjson') for (const item of rawItems(page.json, spec.key)) await out.ndjson(item);
   else if (items.length > 0) await out.table(spec.head, items.map((item) => spec.row(item, out.format)));
   return { shown: items.length, totalCount: page.data.total_count ?? items.length, hasMore: page.data.has_more === true };

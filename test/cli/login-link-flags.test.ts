@@ -94,6 +94,31 @@ describe('login-link flags refused locally', () => {
     expect((error as UsageError).exitCode).toBe(2);
   });
 
+  it.each<[string[], string]>([
+    [['login-link', 'ledger', '--purpose', 'bogus'], "unknown option '--purpose'"],
+    [['login-link', 'ledger', '--from', 'x.csv'], "unknown option '--from'"],
+    [['login-link', 'renew', '--from', 'x.csv', '--user-email', 'a@b.co'], "unknown option '--user-email'"],
+    [['login-link', 'renew', '--from', 'x.csv', '--restart'], "unknown option '--restart'"],
+    [['login-link', 'ledger', '--ledgr', 'x'], "unknown option '--ledgr'\n(Did you mean --ledger?)"],
+  ])('a subcommand takes only its own flags: %j', async (argv, message) => {
+    const error = await optionsFor(argv).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(CommanderError);
+    expect((error as CommanderError).message).toBe(`error: ${message}`);
+  });
+
+  it('the help of renew and ledger lists their own flags, not those of login-link', () => {
+    const loginLink = buildProgram(async () => undefined).commands.find((command) => command.name() === 'login-link')!;
+    const helpOf = (name: string) => loginLink.commands.find((command) => command.name() === name)!.helpInformation();
+    const flagsIn = (text: string) => [...text.matchAll(/^ {2}(--[\w-]+)/gm)].map((match) => match[1]);
+    expect(flagsIn(helpOf('ledger'))).toEqual(['--ledger']);
+    expect(flagsIn(helpOf('renew'))).toEqual(expect.arrayContaining(['--from', '--within', '--dry-run', '--purpose', '--expiry-hours']));
+    expect(flagsIn(helpOf('renew'))).not.toContain('--user-email');
+    expect(helpOf('renew')).not.toContain('Global Options');
+  });
+
   it('leaves unknown flags to commander (exit 2 in main)', async () => {
     await expect(optionsFor(['login-link', '1', '--expiry', '3'])).rejects.toBeInstanceOf(CommanderError);
   });

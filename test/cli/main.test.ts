@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { main, reportError } from '../../src/cli';
 import { VERSION } from '../../src/api/version';
 import { EXIT, EXIT_CODE_MEANINGS, NetworkError, UsageError } from '../../src/errors';
+import { runCli } from '../helpers/cli';
 import { CapturedStream } from '../helpers/context';
 
 const KEY = 'tpk_mainTestKey000000000000000042';
@@ -59,11 +60,33 @@ describe('version and help', () => {
     expect(result.stderr).toContain('error: no help topic or command "nope"');
   });
 
-  it('a bare taxprep prints the help on stderr and exits 2', async () => {
-    const result = await run([]);
+  it.each([[[]], [['projects']], [['help']], [['help', 'projects']]])('taxprep %j prints its help on stdout and exits 0 (help on request)', async (argv) => {
+    const result = await run(argv);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^Usage: taxprep/);
+  });
+
+  it.each([[['-v']], [['-V']], [['version']]])('taxprep %j prints the version', async (argv) => {
+    expect(await run(argv)).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('a noun followed by a word that names no subcommand is an unknown command, with a suggestion', async () => {
+    const result = await run(['projects', 'lst']);
     expect(result.code).toBe(EXIT.USAGE);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('Usage: taxprep');
+    expect(result.stderr).toBe("error: unknown command 'lst'\n(Did you mean list?)\nRun with --help for usage and examples.\n");
+  });
+});
+
+describe('at a terminal (the built taxprep under a pseudo-terminal)', () => {
+  it('a noun alone shows its help, exit 0; a subcommand refuses its parent\'s flags, exit 2', async () => {
+    const help = await runCli(['projects'], { tty: true });
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: taxprep projects \[options\] \[command\]\n/);
+    expect(help.stdout).toMatch(/^ {2}list \[options\] <account-id> +List an account's projects/m);
+    const ledger = await runCli(['login-link', 'ledger', '--purpose', 'bogus', '--from', 'x.csv'], { tty: true });
+    expect(ledger.exitCode).toBe(EXIT.USAGE);
+    expect(ledger.stdout).toMatch(/^error: unknown option '--(purpose|from)'\nRun with --help for usage and examples\.\n$/);
   });
 });
 
@@ -186,6 +209,16 @@ describe('profiles and whoami', () => {
     expect(malformed.code).toBe(EXIT.AUTH);
     expect(malformed.stdout).toMatch(/^API key: +\(malformed key, hidden\) \(from TAXPREP_API_KEY\)$/m);
     expect(malformed.stdout + malformed.stderr).not.toContain('secretvalue');
+  });
+
+  it('__complete profiles (for the completion scripts) prints the names only, and nothing for a damaged file', async () => {
+    const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'taxprep-complete-')) };
+    await run(['profiles', 'add', 'acme'], { env, stdin: `${KEY}\n` });
+    await run(['profiles', 'add', 'staging'], { env, stdin: `${KEY}\n` });
+    expect(await run(['__complete', 'profiles'], { env })).toEqual({ code: 0, stdout: 'acme\nstaging\n', stderr: '' });
+    writeFileSync(join(env.XDG_CONFIG_HOME, 'taxprep', 'profiles.json'), '{"profiles": [');
+    expect(await run(['__complete', 'profiles'], { env })).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect((await run(['--help'])).stdout).not.toContain('__complete');
   });
 
   it('a command that needs a key fails before sending, exit 3, as JSON with --json', async () => {

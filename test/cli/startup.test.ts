@@ -34,6 +34,8 @@ describe('start-up imports', () => {
     visit(entry!);
 
     expect([...inputs]).toContain('src/commands/health/register.ts');
+    // Help and completions name the contract's values and limits without loading zod.
+    expect([...inputs]).toContain('src/contract/vocabulary.ts');
     const packages = new Set([...inputs].filter((input) => input.startsWith('node_modules/')).map((input) => input.split('/')[1]));
     expect([...packages]).toEqual(['commander']);
     expect([...externals].filter((path) => !path.startsWith('node:'))).toEqual([]);
@@ -48,6 +50,12 @@ describe('start-up imports', () => {
     expect(inputs.filter((input) => /node_modules\/zod\/.*locales\/(?!en\.js)/.test(input))).toEqual([]);
     expect(inputs).toContain('src/api/http2OnDemand.ts');
     expect(outputs.flatMap((output) => output.imports).filter((imported) => imported.path === 'node:http2')).toEqual([]);
+  });
+
+  it('loads jq (jq-wasm) only through a dynamic import, for --jq', async () => {
+    const imports = Object.values(await bundle()).flatMap((output) => output.imports).filter((imported) => imported.path === 'jq-wasm');
+    expect(imports).not.toEqual([]);
+    expect(imports.map((imported) => imported.kind)).toEqual(imports.map(() => 'dynamic-import'));
   });
 
   it('leaves the mock server to its own bundle, which `serve` loads from dist/mock/server.js', async () => {

@@ -2,54 +2,26 @@ import { CreateAccountRequest } from '../../contract/requests';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../context';
 import { createOutput, type CardSection, type Format } from '../../output';
-import { definedOnly, flagConflict, parseWithFlags, type FlagNames } from '../parseFlags';
+import { flagConflict, parseFlagFields } from '../parseFlags';
+import { attributeOf, longName } from '../spec';
 import type { RawInvocation } from '../types';
+import { SPOUSE_FLAGS, createAccount } from './register';
 
 export interface CreateAccountOptions {
   body: CreateAccountRequest;
 }
 
-const FLAG_OF_FIELD: FlagNames = {
-  email: '--email',
-  first_name: '--first-name',
-  last_name: '--last-name',
-  spouse: '--spouse-email',
-  'spouse.email': '--spouse-email',
-  'spouse.first_name': '--spouse-first-name',
-  'spouse.last_name': '--spouse-last-name',
-};
-
-const SPOUSE_FLAGS = [
-  ['spouseEmail', '--spouse-email'],
-  ['spouseFirstName', '--spouse-first-name'],
-  ['spouseLastName', '--spouse-last-name'],
-] as const;
-
+/** A spouse comes with all three spouse flags or none: a rule between flags, checked before the contract's. */
 export function parseOptions(raw: RawInvocation): CreateAccountOptions {
   const { flags } = raw;
-  const givenSpouseFlags = SPOUSE_FLAGS.filter(([key]) => flags[key] !== undefined);
-  if (givenSpouseFlags.length > 0 && givenSpouseFlags.length < SPOUSE_FLAGS.length) {
-    const missing = SPOUSE_FLAGS.filter(([key]) => flags[key] === undefined).map(([, flag]) => flag);
+  const missing = SPOUSE_FLAGS.filter((flag) => flags[attributeOf(flag)] === undefined).map(longName);
+  if (missing.length > 0 && missing.length < SPOUSE_FLAGS.length) {
     throw flagConflict(`a spouse needs all of --spouse-email, --spouse-first-name and --spouse-last-name; missing ${missing.join(' and ')}`);
   }
-  const withSpouse = givenSpouseFlags.length === SPOUSE_FLAGS.length;
-  if (flags.spouseInvitation === false && !withSpouse) {
+  if (flags.spouseInvitation === false && missing.length > 0) {
     throw flagConflict('--no-spouse-invitation applies to a spouse; add --spouse-email, --spouse-first-name and --spouse-last-name');
   }
-  const body = definedOnly({
-    email: flags.email,
-    first_name: flags.firstName,
-    last_name: flags.lastName,
-    spouse: withSpouse
-      ? definedOnly({
-          email: flags.spouseEmail,
-          first_name: flags.spouseFirstName,
-          last_name: flags.spouseLastName,
-          send_invitation: flags.spouseInvitation === false ? false : undefined,
-        })
-      : undefined,
-  });
-  return { body: parseWithFlags(CreateAccountRequest, body, FLAG_OF_FIELD) };
+  return { body: parseFlagFields(CreateAccountRequest, createAccount.flags!, flags) };
 }
 
 export async function run(ctx: Context, options: CreateAccountOptions): Promise<void> {

@@ -1,36 +1,45 @@
-import type { Command } from 'commander';
-import { commandAction } from '../action';
-import type { Dispatch } from '../types';
+import { NAME_MAX_CHARACTERS } from '../../contract/vocabulary';
+import type { CommandSpec, FlagSpec } from '../spec';
 
-export function registerAccounts(program: Command, dispatch: Dispatch): void {
-  const accounts = program.command('accounts').description('Create client accounts and read them');
+const ACCOUNT_FIELDS = ['id', 'email', 'first_name', 'last_name', 'status'] as const;
 
-  accounts
-    .command('create')
-    .description('Create a client account, optionally with one spouse user; prints its login link')
-    .option('--email <email>', 'primary holder email (unique across accounts)')
-    .option('--first-name <name>', 'primary holder first name (at most 50 characters)')
-    .option('--last-name <name>', 'primary holder last name (at most 50 characters)')
-    .option('--spouse-email <email>', 'spouse email (with --spouse-first-name and --spouse-last-name)')
-    .option('--spouse-first-name <name>', 'spouse first name')
-    .option('--spouse-last-name <name>', 'spouse last name')
-    .option('--no-spouse-invitation', 'add the spouse without sending them a login link now')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe
-  $ taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe \\
-      --spouse-email john@example.com --spouse-first-name John --spouse-last-name Doe
-  $ taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe --json | jq -r .login_link
-`,
-    )
-    .action(commandAction(dispatch, () => import('./create')));
+export const SPOUSE_FLAGS: readonly FlagSpec[] = [
+  { flag: '--spouse-email <email>', field: 'spouse.email', help: 'spouse email (with --spouse-first-name and --spouse-last-name)' },
+  { flag: '--spouse-first-name <name>', field: 'spouse.first_name', help: 'spouse first name', maxCharacters: NAME_MAX_CHARACTERS },
+  { flag: '--spouse-last-name <name>', field: 'spouse.last_name', help: 'spouse last name', maxCharacters: NAME_MAX_CHARACTERS },
+];
 
-  accounts
-    .command('get')
-    .description('Show an account')
-    .argument('<account-id>', 'account identifier')
-    .addHelpText('after', '\nExamples:\n  $ taxprep accounts get 1001\n  $ taxprep accounts get 1001 --json | jq -r .status\n')
-    .action(commandAction(dispatch, () => import('./get')));
-}
+export const createAccount: CommandSpec = {
+  name: 'create',
+  description: 'Create a client account, optionally with one spouse user; prints its login link',
+  flags: [
+    { flag: '--email <email>', field: 'email', help: 'primary holder email (unique across accounts)' },
+    { flag: '--first-name <name>', field: 'first_name', help: 'primary holder first name', maxCharacters: NAME_MAX_CHARACTERS },
+    { flag: '--last-name <name>', field: 'last_name', help: 'primary holder last name', maxCharacters: NAME_MAX_CHARACTERS },
+    ...SPOUSE_FLAGS,
+    { flag: '--no-spouse-invitation', field: 'spouse.send_invitation', help: 'add the spouse without sending them a login link now' },
+  ],
+  examples: [
+    'taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe',
+    'taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe \\\n      --spouse-email john@example.com --spouse-first-name John --spouse-last-name Doe',
+    'taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe --json | jq -r .login_link',
+  ],
+  jsonFields: [...ACCOUNT_FIELDS, 'login_link', 'login_link_expires_at', 'spouse', 'created_at'],
+  load: () => import('./create'),
+};
+
+export const accounts: CommandSpec = {
+  name: 'accounts',
+  description: 'Create client accounts and read them',
+  subcommands: [
+    createAccount,
+    {
+      name: 'get',
+      description: 'Show an account',
+      arguments: [{ name: '<account-id>', help: 'account identifier' }],
+      examples: ['taxprep accounts get 1001', 'taxprep accounts get 1001 --json | jq -r .status'],
+      jsonFields: ACCOUNT_FIELDS,
+      load: () => import('./get'),
+    },
+  ],
+};

@@ -1,6 +1,7 @@
 import type { Context } from '../../context';
 import { UsageError } from '../../errors';
 import type { RawInvocation } from '../types';
+import { program } from '../tree';
 import { completionScript, type Shell } from './generate';
 import { SHELLS } from './register';
 
@@ -15,8 +16,6 @@ export function parseOptions(raw: RawInvocation): CompletionOptions {
 }
 
 export async function run(ctx: Context, options: CompletionOptions): Promise<number> {
-  // The tree is built afresh (its actions never run), so the script always matches this version.
-  const { buildProgram } = await import('../../cli');
-  ctx.io.stdout.write(completionScript(buildProgram(async () => undefined), options.shell));
+  ctx.io.stdout.write(completionScript(program, options.shell));
   return 0;
 }

@@ -4,8 +4,9 @@ import type { DeliverableStatus, ProjectType } from '../../contract/resources';
 import type { Context } from '../../context';
 import { createOutput, freeText } from '../../output';
 import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
-import { definedOnly, parseWithFlags } from '../parseFlags';
+import { definedOnly, parseFlagFields } from '../parseFlags';
 import type { RawInvocation } from '../types';
+import { listDeliverables } from './register';
 
 export interface ListDeliverablesOptions {
   query: { status?: DeliverableStatus; account_id?: number; project_type?: ProjectType; limit?: number; offset?: number };
@@ -17,11 +18,7 @@ export interface ListDeliverablesOptions {
 
 export function parseOptions(raw: RawInvocation): ListDeliverablesOptions {
   const { flags } = raw;
-  const query = parseWithFlags(
-    DeliverableListQuery,
-    definedOnly({ status: flags.status, account_id: flags.account, project_type: flags.type, limit: flags.limit, offset: flags.offset }),
-    { status: '--status', account_id: '--account', project_type: '--type', limit: '--limit', offset: '--offset' },
-  );
+  const query = parseFlagFields(DeliverableListQuery, listDeliverables.flags!, flags);
   return { query: definedOnly(query), all: flags.all === true, ...definedOnly({ maxPages: parseMaxPages(flags.maxPages) }), ndjson: flags.ndjson === true };
 }
 

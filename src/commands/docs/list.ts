@@ -3,8 +3,9 @@ import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../context';
 import { createOutput, freeText } from '../../output';
 import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
-import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
+import { definedOnly, parseFlagFields, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
+import { listDocuments } from './register';
 
 export interface ListDocumentsOptions {
   accountId: number;
@@ -17,11 +18,7 @@ export interface ListDocumentsOptions {
 
 export function parseOptions(raw: RawInvocation): ListDocumentsOptions {
   const { flags } = raw;
-  const query = parseWithFlags(
-    DocumentListQuery,
-    definedOnly({ tax_year: flags.taxYear, limit: flags.limit, offset: flags.offset }),
-    { tax_year: '--tax-year', limit: '--limit', offset: '--offset' },
-  );
+  const query = parseFlagFields(DocumentListQuery, listDocuments.flags!, flags);
   return {
     accountId: parseId(raw.args[0], '<account-id>'),
     query: definedOnly(query),

@@ -11,8 +11,9 @@ import { createOutput, freeText, type Format, type Output } from '../../output';
 import { progressBar } from '../../output/progress';
 import { sanitizeLine } from '../../output/sanitize';
 import { truncate } from '../../output/table';
-import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
+import { definedOnly, parseFlagFields, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
+import { uploadDocuments } from './register';
 
 export interface UploadOptions {
   accountId: number;
@@ -22,11 +23,7 @@ export interface UploadOptions {
 
 export function parseOptions(raw: RawInvocation): UploadOptions {
   const [accountId, paths] = raw.args;
-  const fields = parseWithFlags(
-    DocumentUploadFields,
-    definedOnly({ tax_year: raw.flags.taxYear, description: raw.flags.description }),
-    { tax_year: '--tax-year', description: '--description' },
-  );
+  const fields = parseFlagFields(DocumentUploadFields, uploadDocuments.flags!, raw.flags);
   return {
     accountId: parseId(accountId, '<account-id>'),
     paths: Array.isArray(paths) ? paths.map(String) : [],

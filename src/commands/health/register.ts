@@ -1,11 +1,9 @@
-import type { Command } from 'commander';
-import { commandAction } from '../action';
-import type { Dispatch } from '../types';
+import type { CommandSpec } from '../spec';
 
-export function registerHealth(program: Command, dispatch: Dispatch): void {
-  program
-    .command('health')
-    .description('Check that the service is up (no API key needed)')
-    .addHelpText('after', '\nExamples:\n  $ taxprep health\n  $ taxprep health --json | jq -r .status\n')
-    .action(commandAction(dispatch, () => import('./health')));
-}
+export const health: CommandSpec = {
+  name: 'health',
+  description: 'Check that the service is up (no API key needed)',
+  examples: ['taxprep health', 'taxprep health --json | jq -r .status'],
+  jsonFields: ['status', 'timestamp'],
+  load: () => import('./health'),
+};

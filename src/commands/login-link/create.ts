@@ -9,6 +9,7 @@ import type { RawInvocation } from '../types';
 import { runBatch, uncertainError, type BatchPlan } from './batch';
 import { generateLink, openSession, requestBody, targetOf, withLedger, type Session } from './generate';
 import { parseRunFlags, type RunFlags } from './options';
+import { loginLink } from './register';
 
 export interface LoginLinkOptions extends RunFlags {
   /** Ids given as arguments, already checked; undefined when they come from `--from`. */
@@ -24,7 +25,7 @@ export function parseOptions(raw: RawInvocation): LoginLinkOptions {
   const from = typeof raw.flags.from === 'string' ? raw.flags.from : undefined;
   if (ids.length === 0 && from === undefined) throw new UsageError('give one or more account ids, or --from FILE (- for stdin)', { hint: 'Run `taxprep login-link --help` for examples.' });
   if (ids.length > 0 && from !== undefined) throw flagConflict('give account ids or --from FILE, not both');
-  const flags = parseRunFlags(raw.flags);
+  const flags = parseRunFlags(loginLink.flags!, raw.flags);
   if (flags.request.user_email !== undefined && (from !== undefined || ids.length > 1)) {
     throw flagConflict('--user-email names a user of one account; for several accounts give a user_email column in a --from CSV or NDJSON file');
   }

@@ -1,85 +1,96 @@
-import type { Command } from 'commander';
-import { commandAction } from '../action';
-import type { CommandModule, Dispatch } from '../types';
+import { CUSTOM_MESSAGE_MAX_CHARACTERS, CUSTOM_SUBJECT_MAX_CHARACTERS, EXPIRY_HOURS, LOGIN_LINK_PURPOSES } from '../../contract/vocabulary';
+import type { CommandSpec, FlagSpec } from '../spec';
 
-const PURPOSES = 'initial_access, expired_link, lost_credentials, additional_user, support_request';
+export const DEFAULT_CONCURRENCY = 4;
+export const MAX_CONCURRENCY = 16;
+export const DEFAULT_LOCK_WAIT_SECONDS = 5;
+export const MAX_LOCK_WAIT_SECONDS = 3600;
+export const DEFAULT_WINDOW = '24h';
 
-/**
- * A subcommand's action that also hands over the flags of `login-link` itself. Commander gives
- * every flag `login-link` knows to `login-link`, wherever it stands (`login-link renew --from x`
- * included), so the subcommands define only their own flags and read the parent's.
- */
-function subcommandAction(dispatch: Dispatch, load: () => Promise<CommandModule<unknown>>) {
-  return function (this: Command): Promise<void> {
-    return dispatch(load, { args: this.processedArgs, flags: { ...this.parent!.opts(), ...this.opts() } });
-  };
-}
+const LINK_RECORD_FIELDS = [
+  'login_link', 'user_email', 'expires_at', 'expires_in_hours', 'purpose', 'redirect_url',
+  'notification_sent', 'previous_links_invalidated', 'created_at', 'account_id',
+] as const;
+
+const FROM_HELP = 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON';
+const LEDGER_FLAG: FlagSpec = { flag: '--ledger <path>', help: 'ledger file (default: login-links.ndjson in the user data directory)', complete: 'files' };
+
+/** The flags of every link a run generates, and of the run itself: `login-link` and `login-link renew` alike. */
+const RUN_FLAGS: readonly FlagSpec[] = [
+  { flag: '--expiry-hours <hours>', field: 'expiry_hours', help: 'hours until the link expires', range: EXPIRY_HOURS, default: String(EXPIRY_HOURS.default) },
+  { flag: '--purpose <purpose>', field: 'purpose', help: 'recorded for audit', values: LOGIN_LINK_PURPOSES, default: 'expired_link' },
+  { flag: '--redirect-url <url>', field: 'redirect_url', help: 'https URL on a domain permitted for your partner account, opened after login' },
+  { flag: '--no-notify', field: 'send_notification', help: 'do not email the link to the user' },
+  { flag: '--partner-branded', field: 'notification_settings.partner_branded', help: 'send the email with your branding' },
+  { flag: '--custom-subject <text>', field: 'notification_settings.custom_subject', help: 'subject of the email', maxCharacters: CUSTOM_SUBJECT_MAX_CHARACTERS },
+  { flag: '--custom-message <text>', field: 'notification_settings.custom_message', help: 'message in the email', maxCharacters: CUSTOM_MESSAGE_MAX_CHARACTERS },
+  { flag: '--no-instructions', field: 'notification_settings.include_instructions', help: 'leave the login instructions out of the email' },
+  { flag: '--concurrency <n>', field: 'concurrency', help: 'requests at a time in a batch', range: { min: 1, max: MAX_CONCURRENCY }, default: String(DEFAULT_CONCURRENCY) },
+  LEDGER_FLAG,
+  {
+    flag: '--lock-wait <seconds>',
+    field: 'lock_wait',
+    help: 'how long to wait for another run holding the ledger',
+    range: { min: 0, max: MAX_LOCK_WAIT_SECONDS },
+    default: String(DEFAULT_LOCK_WAIT_SECONDS),
+  },
+  { flag: '--reissue-uncertain', help: 'also generate links an interrupted run may already have generated' },
+];
+
+export const renew: CommandSpec = {
+  name: 'renew',
+  description: 'Regenerate only the links the ledger does not know or that expire soon (for cron)',
+  flags: [
+    { flag: '--from <file>', help: `${FROM_HELP} (required)`, complete: 'files' },
+    { flag: '--within <duration>', help: 'renew links expiring within this window: 90m, 24h, 7d', default: DEFAULT_WINDOW },
+    { flag: '--dry-run', help: 'list what would be generated and why; send nothing' },
+    ...RUN_FLAGS,
+  ],
+  examples: [
+    'taxprep login-link renew --from clients.csv --within 24h --dry-run',
+    'taxprep login-link renew --from clients.csv --within 24h --json >> renewals.ndjson',
+  ],
+  notes:
+    'A run killed half-way resumes without generating a link twice; only one run works on a ledger at\n' +
+    'a time (exit 10 when another holds it). Exit codes to alert on: see `taxprep help exit-codes`.',
+  load: () => import('./renew'),
+};
+
+export const ledger: CommandSpec = {
+  name: 'ledger',
+  description: 'List the links the ledger knows, expiring soonest first',
+  flags: [LEDGER_FLAG],
+  examples: ['taxprep login-link ledger', "taxprep login-link ledger --json | jq '.links[0]'"],
+  load: () => import('./ledger'),
+};
 
 /**
  * `taxprep login-link <account-id...>` with two subcommands, `renew` and `ledger`. Commander
  * dispatches to a subcommand when the first operand names one (ids are numeric, so never).
  */
-export function registerLoginLink(program: Command, dispatch: Dispatch): void {
-  const loginLink = program
-    .command('login-link')
-    .description('Generate login links for clients: one, many, or a file of them; renew them from cron')
-    .argument('[account-id...]', 'account identifiers (or --from)')
-    .option('--from <file>', 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON')
-    .option('--restart', 'generate every link again, even if this same batch has an unfinished run to resume')
-    .option('--user-email <email>', 'the user the link is for (default: the primary holder; one account only)')
-    .option('--expiry-hours <hours>', 'hours until the link expires, 1-168 (default 168)')
-    .option('--purpose <purpose>', `recorded for audit: ${PURPOSES} (default expired_link)`)
-    .option('--redirect-url <url>', 'https URL on a domain permitted for your partner account, opened after login')
-    .option('--no-notify', 'do not email the link to the user')
-    .option('--partner-branded', 'send the email with your branding')
-    .option('--custom-subject <text>', 'subject of the email (at most 200 characters)')
-    .option('--custom-message <text>', 'message in the email (at most 2000 characters)')
-    .option('--no-instructions', 'leave the login instructions out of the email')
-    .option('--concurrency <n>', 'requests at a time in a batch, 1-16 (default 4)')
-    .option('--ledger <path>', 'ledger file (default: login-links.ndjson in the user data directory)')
-    .option('--lock-wait <seconds>', 'how long to wait for another run holding the ledger (default 5)')
-    .option('--reissue-uncertain', 'also generate links an interrupted run may already have generated')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ taxprep login-link 1001
-  $ taxprep login-link 1001 --user-email spouse@example.com --expiry-hours 48 --no-notify
-  $ taxprep login-link 1001 1002 1003 --purpose support_request
-  $ taxprep login-link --from clients.csv --json > links.ndjson
-  $ cut -d, -f1 accounts.csv | taxprep login-link --from -
-
-Each batch item prints one line as it finishes (NDJSON with --json); exit 9 when some failed.
-Running the same batch again before all its links were generated resumes it: links already
-generated are skipped, failed and unsent items are sent.
-Every generated link is recorded (without its URL) in a ledger; see \`taxprep login-link renew --help\`.`,
-    )
-    .action(commandAction(dispatch, () => import('./create')));
-
-  loginLink
-    .command('renew')
-    .description('Regenerate only the links the ledger does not know or that expire soon (for cron)')
-    .option('--within <duration>', 'renew links expiring within this window: 90m, 24h, 7d (default 24h)')
-    .option('--dry-run', 'list what would be generated and why; send nothing')
-    .configureHelp({ showGlobalOptions: true })
-    .addHelpText(
-      'after',
-      `
---from (required) and the flags of \`taxprep login-link\` apply, except --user-email.
-
-Examples:
-  $ taxprep login-link renew --from clients.csv --within 24h --dry-run
-  $ taxprep login-link renew --from clients.csv --within 24h --json >> renewals.ndjson
-
-A run killed half-way resumes without generating a link twice; only one run works on a ledger at
-a time (exit 10 when another holds it). Exit codes to alert on: see \`taxprep help exit-codes\`.`,
-    )
-    .action(subcommandAction(dispatch, () => import('./renew')));
-
-  loginLink
-    .command('ledger')
-    .description('List the links the ledger knows, expiring soonest first')
-    .configureHelp({ showGlobalOptions: true })
-    .addHelpText('after', '\nExamples:\n  $ taxprep login-link ledger\n  $ taxprep login-link ledger --json | jq \'.links[0]\'\n')
-    .action(subcommandAction(dispatch, () => import('./ledger')));
-}
+export const loginLink: CommandSpec = {
+  name: 'login-link',
+  description: 'Generate login links for clients: one, many, or a file of them; renew them from cron',
+  arguments: [{ name: '[account-id...]', help: 'account identifiers (or --from)' }],
+  flags: [
+    { flag: '--from <file>', help: FROM_HELP, complete: 'files' },
+    { flag: '--restart', help: 'generate every link again, even if this same batch has an unfinished run to resume' },
+    { flag: '--user-email <email>', field: 'user_email', help: 'the user the link is for (default: the primary holder; one account only)' },
+    ...RUN_FLAGS,
+  ],
+  examples: [
+    'taxprep login-link 1001',
+    'taxprep login-link 1001 --user-email spouse@example.com --expiry-hours 48 --no-notify',
+    'taxprep login-link 1001 1002 1003 --purpose support_request',
+    'taxprep login-link --from clients.csv --json > links.ndjson',
+    'cut -d, -f1 accounts.csv | taxprep login-link --from -',
+  ],
+  notes:
+    'Each batch item prints one line as it finishes (NDJSON with --json); exit 9 when some failed.\n' +
+    'Running the same batch again before all its links were generated resumes it: links already\n' +
+    'generated are skipped, failed and unsent items are sent.\n' +
+    'Every generated link is recorded (without its URL) in a ledger; see `taxprep login-link renew --help`.',
+  jsonFields: [...LINK_RECORD_FIELDS, 'input', 'error', 'skipped'],
+  load: () => import('./create'),
+  subcommands: [renew, ledger],
+};

@@ -4,7 +4,7 @@ import { UsageError } from '../../errors';
 import { readLedger, type LedgerView } from './lib/ledgerStore';
 import { createOutput } from '../../output';
 import { writeText } from '../../output/write';
-import { definedOnly, flagConflict } from '../parseFlags';
+import { definedOnly } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { inputOf, runBatch, uncertainError, type BatchPlan } from './batch';
 import { ledgerPathOf } from './lib/ledgerPaths';
@@ -12,6 +12,7 @@ import { renewalNow } from './lib/renewalNow';
 import { readItems } from './create';
 import { openSession, targetOf, withLedger } from './generate';
 import { parseRunFlags, parseWindow, type RunFlags } from './options';
+import { DEFAULT_WINDOW, renew } from './register';
 
 export interface RenewOptions extends RunFlags {
   from: string;
@@ -19,12 +20,9 @@ export interface RenewOptions extends RunFlags {
   dryRun: boolean;
 }
 
-export const DEFAULT_WINDOW = '24h';
-
 export function parseOptions(raw: RawInvocation): RenewOptions {
   if (typeof raw.flags.from !== 'string') throw new UsageError('--from FILE is required: the accounts whose links to keep valid (- for stdin)', { details: { '--from': ['is required'] } });
-  const flags = parseRunFlags(raw.flags);
-  if (flags.request.user_email !== undefined) throw flagConflict('--user-email does not apply to renew; give a user_email column in the --from CSV or NDJSON file');
+  const flags = parseRunFlags(renew.flags!, raw.flags);
   return { ...flags, from: raw.flags.from, withinMs: parseWindow(raw.flags.within ?? DEFAULT_WINDOW, '--within'), dryRun: raw.flags.dryRun === true };
 }
 

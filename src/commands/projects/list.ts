@@ -4,8 +4,9 @@ import type { ProjectStatus, ProjectType } from '../../contract/resources';
 import type { Context } from '../../context';
 import { createOutput } from '../../output';
 import { noteListSummary, printPage, type ListSpec } from '../../output/listing';
-import { definedOnly, parseId, parseWithFlags } from '../parseFlags';
+import { definedOnly, parseFlagFields, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
+import { listProjects } from './register';
 
 export interface ListProjectsOptions {
   accountId: number;
@@ -13,12 +14,7 @@ export interface ListProjectsOptions {
 }
 
 export function parseOptions(raw: RawInvocation): ListProjectsOptions {
-  const { flags } = raw;
-  const query = parseWithFlags(
-    ProjectListQuery,
-    definedOnly({ tax_year: flags.taxYear, type: flags.type, status: flags.status }),
-    { tax_year: '--tax-year', type: '--type', status: '--status' },
-  );
+  const query = parseFlagFields(ProjectListQuery, listProjects.flags!, raw.flags);
   return { accountId: parseId(raw.args[0], '<account-id>'), query: definedOnly(query) };
 }
 

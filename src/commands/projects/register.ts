@@ -1,32 +1,38 @@
-import type { Command } from 'commander';
-import { commandAction } from '../action';
-import type { Dispatch } from '../types';
+import { PROJECT_STATUSES, PROJECT_TYPES, TAX_YEAR } from '../../contract/vocabulary';
+import type { CommandSpec } from '../spec';
 
-export function registerProjects(program: Command, dispatch: Dispatch): void {
-  const projects = program.command('projects').description("Follow an account's tax projects");
+const PROJECT_FIELDS = ['id', 'type', 'tax_year', 'status', 'progress_percentage', 'estimated_completion'] as const;
 
-  projects
-    .command('list')
-    .description("List an account's projects with their status and progress")
-    .argument('<account-id>', 'account identifier')
-    .option('--tax-year <year>', 'only projects of this tax year')
-    .option('--type <type>', 'tax_return, quarterly_estimate, tax_planning or equity_planning')
-    .option('--status <status>', 'waiting_on_client, in_progress, in_review or completed')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ taxprep projects list 1001
-  $ taxprep projects list 1001 --tax-year 2024 --status waiting_on_client
-  $ taxprep projects list 1001 --json | jq -r '.projects[] | "\\(.id) \\(.progress_percentage)"'
-`,
-    )
-    .action(commandAction(dispatch, () => import('./list')));
+export const listProjects: CommandSpec = {
+  name: 'list',
+  description: "List an account's projects with their status and progress",
+  arguments: [{ name: '<account-id>', help: 'account identifier' }],
+  flags: [
+    { flag: '--tax-year <year>', field: 'tax_year', help: 'only projects of this tax year', range: TAX_YEAR },
+    { flag: '--type <type>', field: 'type', help: 'only projects of this type', values: PROJECT_TYPES },
+    { flag: '--status <status>', field: 'status', help: 'only projects with this status', values: PROJECT_STATUSES },
+  ],
+  examples: [
+    'taxprep projects list 1001',
+    'taxprep projects list 1001 --tax-year 2024 --status waiting_on_client',
+    `taxprep projects list 1001 --json | jq -r '.projects[] | "\\(.id) \\(.progress_percentage)"'`,
+  ],
+  jsonFields: [...PROJECT_FIELDS, 'created_at'],
+  load: () => import('./list'),
+};
 
-  projects
-    .command('status')
-    .description("Show a project's status, progress and outstanding items")
-    .argument('<project-id>', 'project identifier')
-    .addHelpText('after', '\nExamples:\n  $ taxprep projects status 5001\n  $ taxprep projects status 5001 --json | jq .outstanding_items\n')
-    .action(commandAction(dispatch, () => import('./status')));
-}
+export const projects: CommandSpec = {
+  name: 'projects',
+  description: "Follow an account's tax projects",
+  subcommands: [
+    listProjects,
+    {
+      name: 'status',
+      description: "Show a project's status, progress and outstanding items",
+      arguments: [{ name: '<project-id>', help: 'project identifier' }],
+      examples: ['taxprep projects status 5001', 'taxprep projects status 5001 --json | jq .outstanding_items'],
+      jsonFields: [...PROJECT_FIELDS, 'account_id', 'last_updated', 'outstanding_items'],
+      load: () => import('./status'),
+    },
+  ],
+};

@@ -2,11 +2,12 @@ import { PERMISSIONS } from '../../contract/endpoints';
 import type { Context } from '../../context';
 import { UsageError } from '../../errors';
 import { fieldErrors } from '../../contract/rules';
-import { definedOnly, parseWithFlags } from '../parseFlags';
+import { definedOnly, parseFlagFields } from '../parseFlags';
 import { durationSeconds, faultSettings, rateLimitWindows } from '../../mock/controls/settingsRules';
 import type { FaultSettings, RateLimitWindow } from '../../mock/deps';
 import type { MockServer, PrintedApiKey } from '../../mock/server';
 import type { RawInvocation } from '../types';
+import { serve } from './register';
 
 /** What the flags say; an absent flag is left undefined, for the mock's own default (`src/mock/server.ts`). */
 export interface ServeOptions {
@@ -69,11 +70,11 @@ function parseInteger(flag: string, value: string, min: number, max: number, uni
 /** The fault flags, by the rules of `PUT /_mock/faults`. */
 function parseFaults(flags: Record<string, unknown>): Partial<FaultSettings> {
   const fraction = (value: string | undefined) => (value !== undefined && /^\d*\.?\d+$/.test(value.trim()) ? Number(value.trim()) : value);
-  const faults = parseWithFlags(
-    faultSettings,
-    definedOnly({ latency_ms: flagText(flags.latency), error_rate: fraction(flagText(flags.errorRate)), drop_rate: fraction(flagText(flags.dropRate)) }),
-    { latency_ms: '--latency', error_rate: '--error-rate', drop_rate: '--drop-rate' },
-  );
+  const faults = parseFlagFields(faultSettings, serve.flags!, {
+    latency: flagText(flags.latency),
+    errorRate: fraction(flagText(flags.errorRate)),
+    dropRate: fraction(flagText(flags.dropRate)),
+  });
   return definedOnly({ latencyMs: faults.latency_ms, errorRate: faults.error_rate, dropRate: faults.drop_rate });
 }
 

@@ -1,0 +1,188 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { buildProgram, parseGlobalOptions } from '../../src/cli';
+import { TABLE_END, TABLE_START, commandTable } from '../../src/commands/readme';
+import { flagHelp, longName, takesValue, walk, type CommandSpec, type FlagSpec } from '../../src/commands/spec';
+import { program as tree } from '../../src/commands/tree';
+import {
+  Account,
+  CreatedAccount,
+  Deliverable,
+  DeliverableListItem,
+  Document,
+  DocumentListItem,
+  HealthRecord,
+  LoginLinkRecord,
+  ProjectListItem,
+  ProjectStatusRecord,
+} from '../../src/contract';
+import { UsageError } from '../../src/errors';
+
+/**
+ * The declarations against the contract: every value, range and length a flag's help documents
+ * is what its validation (the contract's zod schema, through the flag -> field mapping) accepts,
+ * and nothing it does not document is an enum.
+ */
+
+/** An example's command line as argv: the words after `taxprep`, up to a pipe, redirection or comment. */
+function argvOf(example: string): string[] | undefined {
+  const line = example.replace(/\\\n\s*/g, '');
+  if (!line.startsWith('taxprep ')) return undefined;
+  const words: string[] = [];
+  for (const match of line.slice('taxprep '.length).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) {
+    const word = match[1] ?? match[2] ?? match[3]!;
+    if (match[3] !== undefined && /^(\||>|>>|#|&&)/.test(word)) break;
+    if (match[3] !== undefined && word.endsWith(';')) {
+      words.push(word.slice(0, -1));
+      break;
+    }
+    words.push(word);
+  }
+  return words;
+}
+
+/** Parses argv with the real tree, then the global flags and the command's flags; the UsageError, if any. */
+async function refusal(argv: string[]): Promise<UsageError | undefined> {
+  const program = buildProgram(
+    async (load, raw) => {
+      parseGlobalOptions(program.opts());
+      (await load()).parseOptions(raw);
+    },
+    { writeOut: () => undefined, writeErr: () => undefined },
+  );
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return undefined;
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+}
+
+const commands = walk(tree).filter(({ spec }) => spec.load !== undefined);
+
+/** A valid value of the flag, where the declaration gives one. */
+function validValue(flag: FlagSpec): string[] | undefined {
+  if (!takesValue(flag)) return [];
+  if (flag.values) return [flag.values[0]!];
+  if (flag.range) return [String(flag.range.min)];
+  return flag.maxCharacters === undefined ? undefined : ['x'];
+}
+
+/**
+ * The first of the command's examples that parses with the flag added (given last, the flag's
+ * value replaces one the example may give).
+ */
+async function baselineOf(path: string[], spec: CommandSpec, flag: FlagSpec): Promise<string[]> {
+  const value = validValue(flag);
+  for (const argv of (spec.examples ?? []).map(argvOf)) {
+    if (argv === undefined || (await refusal(argv)) !== undefined) continue;
+    if (value === undefined || (await refusal([...argv, longName(flag), ...value])) === undefined) return argv;
+  }
+  throw new Error(`taxprep ${path.join(' ')} has no example that parses with ${longName(flag)}`);
+}
+
+const checked = commands.flatMap(({ path, spec }) =>
+  (spec.flags ?? []).filter((flag) => flag.field !== undefined).map((flag) => ({ name: `${path.join(' ')} ${longName(flag)}`, path, spec, flag })),
+);
+
+describe('each flag against the contract', () => {
+  it.each(checked)('$name', async ({ path, spec, flag }) => {
+    const base = await baselineOf(path, spec, flag);
+    const withValue = (value: string) => [...base, longName(flag), value];
+    const refusedFor = async (value: string) => (await refusal(withValue(value)))?.details?.[longName(flag)];
+    if (!takesValue(flag)) return expect(await refusal([...base, longName(flag)])).toBeUndefined();
+
+    for (const value of flag.values ?? []) expect(await refusal(withValue(value)), value).toBeUndefined();
+    const enumRule = await refusedFor('zz_not_a_value');
+    if (flag.values) expect(enumRule).toEqual([`must be one of: ${flag.values.join(', ')}`]);
+    else expect(String(enumRule), 'the contract has values for this flag: declare them').not.toMatch(/must be one of/);
+
+    if (flag.range) {
+      for (const value of [flag.range.min, flag.range.max]) expect(await refusal(withValue(String(value))), String(value)).toBeUndefined();
+      for (const value of [flag.range.min - 1, flag.range.max + 1]) expect(await refusedFor(String(value)), String(value)).toBeDefined();
+    }
+    if (flag.maxCharacters !== undefined) {
+      expect(await refusal(withValue('x'.repeat(flag.maxCharacters)))).toBeUndefined();
+      expect(await refusedFor('x'.repeat(flag.maxCharacters + 1))).toEqual([`must be at most ${flag.maxCharacters} characters`]);
+    }
+  });
+
+  it('the program flag --max-retries documents its range', async () => {
+    const maxRetries = tree.flags!.find((flag) => longName(flag) === '--max-retries')!;
+    expect(await refusal(['--max-retries', String(maxRetries.range!.max), 'health'])).toBeUndefined();
+    expect((await refusal(['--max-retries', String(maxRetries.range!.max + 1), 'health']))?.details?.['--max-retries']).toBeDefined();
+  });
+
+  it('every flag with a rule says it in --help, as generated from the declaration', () => {
+    const program = buildProgram(async () => undefined);
+    const withRules = commands.flatMap(({ path, spec }) => (spec.flags ?? []).filter(hasRule).map((flag) => ({ path, flag })));
+    expect(withRules.length).toBeGreaterThan(10);
+    for (const { path, flag } of withRules) {
+      const command = path.reduce((parent, name) => parent.commands.find((sub) => sub.name() === name)!, program);
+      const help = command.helpInformation().replace(/\s+/g, ' ');
+      expect(help).toContain(flagHelp(flag).replace(/\s+/g, ' '));
+      for (const value of flag.values ?? []) expect(help).toContain(value);
+      if (flag.range) expect(help).toContain(`${flag.range.min}-${flag.range.max}`);
+    }
+  });
+});
+
+function hasRule(flag: FlagSpec): boolean {
+  return flag.values !== undefined || flag.range !== undefined || flag.maxCharacters !== undefined;
+}
+
+describe('--json FIELDS of each command are the fields of its contract document', () => {
+  const shapes: Record<string, { shape: Record<string, unknown> }> = {
+    health: HealthRecord,
+    'accounts create': CreatedAccount,
+    'accounts get': Account,
+    'docs upload': Document,
+    'docs list': DocumentListItem,
+    'docs get': Document,
+    'projects list': ProjectListItem,
+    'projects status': ProjectStatusRecord,
+    'deliverables list': DeliverableListItem,
+    'deliverables get': Deliverable,
+  };
+  const declaring = commands.filter(({ spec }) => spec.jsonFields !== undefined).map(({ path, spec }) => ({ name: path.join(' '), spec }));
+
+  it.each(declaring)('$name', ({ name, spec }) => {
+    const record = name === 'login-link' ? LoginLinkRecord : shapes[name];
+    expect(record, `no contract document named for ${name}`).toBeDefined();
+    const batchLineFields = name === 'login-link' ? ['input', 'error', 'skipped'] : [];
+    expect([...spec.jsonFields!].sort()).toEqual([...Object.keys(record!.shape), ...batchLineFields].sort());
+  });
+});
+
+describe('examples', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const fromSpecs = walk(tree).flatMap(({ spec }) => spec.examples ?? []);
+  // Commands in the README's code blocks: every `$ ` line of a console block, every line of a shell
+  // script; a console line whose output shows an exit code other than 0 is expected to be refused.
+  const commandLine = '(taxprep [^\\n]*(?:\\\\\\n[^\\n]*)*)';
+  const blocks = [...readme.matchAll(/```([a-z]*)\n([\s\S]*?)```/g)].map(([, language, block]) => ({ language, block: block! }));
+  const fromReadme = blocks.flatMap(({ language, block }) =>
+    [...block.matchAll(new RegExp(language === 'console' ? `^\\$ ${commandLine}$(?![^$]*^exit [1-9])` : `^${commandLine}$`, 'gm'))].map((match) => match[1]!),
+  );
+  const refusedInReadme = blocks.flatMap(({ block }) => [...block.matchAll(new RegExp(`^\\$ ${commandLine}$(?=[^$]*^exit 2$)`, 'gm'))].map((match) => match[1]!));
+  const lines = [...new Set([...fromSpecs, ...fromReadme])].filter((line) => argvOf(line) !== undefined);
+
+  it.each(refusedInReadme)('%s is refused', async (line) => {
+    expect(await refusal(argvOf(line)!)).toBeInstanceOf(UsageError);
+  });
+
+  it('are found in the declarations and the README', () => {
+    expect(fromReadme.length).toBeGreaterThan(40);
+    expect(lines.length).toBeGreaterThan(fromSpecs.length);
+  });
+
+  it.each(lines)('%s', async (line) => {
+    expect(await refusal(argvOf(line)!)).toBeUndefined();
+  });
+
+  it('the README command table is the one the declarations generate (npm run completions)', () => {
+    const start = readme.indexOf(TABLE_START);
+    expect(readme.slice(start, readme.indexOf(TABLE_END) + TABLE_END.length)).toBe(commandTable(tree));
+  });
+});
