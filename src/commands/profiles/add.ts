@@ -28,8 +28,8 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const existing = store.get(options.name);
   const apiKey = checkNewApiKey(await readKey(ctx, options));
   const baseUrl = options.baseUrl ?? existing?.baseUrl ?? DEFAULT_BASE_URL;
-  store.save({ name: options.name, baseUrl, apiKey });
-  if (options.makeDefault) store.setDefault(options.name);
+  await store.save({ name: options.name, baseUrl, apiKey });
+  if (options.makeDefault) await store.setDefault(options.name);
 
   const out = createOutput(ctx);
   const view = profileView({ name: options.name, baseUrl, apiKey }, store.defaultName());
