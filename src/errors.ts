@@ -130,12 +130,6 @@ export class LedgerLockedError extends CliError {
   readonly code = 'LEDGER_LOCKED';
 }
 
-/** A batch in which some items failed; the items were reported as they finished. */
-export class PartialFailureError extends CliError {
-  readonly exitCode = EXIT.PARTIAL;
-  readonly code = 'PARTIAL_FAILURE';
-}
-
 const EXIT_BY_CODE: Record<string, ExitCode> = {
   INVALID_API_KEY: EXIT.AUTH,
   EXPIRED_API_KEY: EXIT.AUTH,
