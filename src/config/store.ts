@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Profile, ProfileStore } from '../context';
 import { UsageError } from '../errors';
+import { appDirectory } from '../lib/paths';
 
 type Env = Record<string, string | undefined>;
 
@@ -24,17 +24,6 @@ interface StoredProfiles {
   [key: string]: unknown;
 }
 
-/**
- * The directory for taxprep's settings. XDG_CONFIG_HOME is honoured on every platform (so tests and
- * the demo can point it at a temporary directory); otherwise the platform's usual place.
- */
-export function configDirectory(env: Env, platform: NodeJS.Platform = process.platform, home = env.HOME || env.USERPROFILE || homedir()): string {
-  if (env.XDG_CONFIG_HOME) return join(env.XDG_CONFIG_HOME, 'taxprep');
-  if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'taxprep');
-  if (platform === 'win32') return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'taxprep', 'Config');
-  return join(home, '.config', 'taxprep');
-}
-
 export function checkProfileName(name: string): string {
   if (!PROFILE_NAME_PATTERN.test(name)) {
     throw new UsageError(`profile name "${name}" ${PROFILE_NAME_RULE}`, { details: { name: [PROFILE_NAME_RULE] } });
@@ -49,7 +38,7 @@ export function checkProfileName(name: string): string {
  * made private (0700) and the file 0600.
  */
 export function openProfileStore(env: Env): ProfileStore {
-  const directory = configDirectory(env);
+  const directory = appDirectory('config', env);
   const path = join(directory, 'profiles.json');
 
   const read = (): StoredProfiles & { profiles: Record<string, StoredProfile> } => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Conf from 'conf';
 import { describe, expect, it } from 'vitest';
-import { configDirectory, openProfileStore } from '../../src/config/store';
+import { openProfileStore } from '../../src/config/store';
 import { UsageError } from '../../src/errors';
 
 const KEY = 'tpk_storeTestKey00000000000000001';
@@ -115,11 +115,5 @@ describe('profile store', () => {
       expect(error).toBeInstanceOf(UsageError);
       expect((error as UsageError).message).toContain(join(directory, 'profiles.json'));
     }
-  });
-
-  it('lives under XDG_CONFIG_HOME when set, else the platform place', () => {
-    expect(configDirectory({ XDG_CONFIG_HOME: '/x' }, 'linux', '/home/u')).toBe('/x/taxprep');
-    expect(configDirectory({}, 'linux', '/home/u')).toBe('/home/u/.config/taxprep');
-    expect(configDirectory({}, 'darwin', '/Users/u')).toBe('/Users/u/Library/Preferences/taxprep');
   });
 });
