@@ -1,7 +1,7 @@
 import { ErrorBody } from '../contract/errors';
 import { ApiError, NetworkError } from '../errors';
 import type { NetworkFailureKind } from './retry';
-import { formatDuration } from './retry';
+import { formatDuration } from '../lib/duration';
 
 /** Who holds the key, for hints: "profile \"acme\"" or "TAXPREP_API_KEY". */
 export interface ErrorContext {

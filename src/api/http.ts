@@ -4,7 +4,8 @@ import { redactApiKey } from '../contract/apiKeys';
 import type { Clock } from '../context';
 import type { NetworkError } from '../errors';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';
-import { formatDuration, rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind } from './retry';
+import { formatDuration } from '../lib/duration';
+import { rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind } from './retry';
 import { VERSION } from './version';
 
 type Env = Record<string, string | undefined>;

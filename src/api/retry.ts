@@ -79,10 +79,3 @@ export function rateLimitWaitMs(retryAfter: string | undefined, resetAt: unknown
   }
   return undefined;
 }
-
-/** "0.8s", "12s", "2m 5s": how long a wait is, for people. */
-export function formatDuration(ms: number): string {
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
-  const seconds = Math.round(ms / 1000);
-  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
-}

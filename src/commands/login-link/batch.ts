@@ -3,6 +3,7 @@ import type { LoginLinkItem } from '../../batch/input';
 import { runPool } from '../../batch/pool';
 import { createProgress, type Progress } from '../../batch/progress';
 import { CliError, EXIT } from '../../errors';
+import { formatDuration } from '../../lib/duration';
 import type { Ledger } from '../../ledger/ledger';
 import { createOutput, type Output } from '../../output';
 import { palette, type Palette } from '../../output/colors';
@@ -91,12 +92,12 @@ export async function runBatch(session: Session, ledger: Ledger, plan: BatchPlan
   }
 
   const counts = printer.counts();
-  const seconds = (ctx.clock.now().getTime() - startedMs) / 1000;
+  const elapsedMs = ctx.clock.now().getTime() - startedMs;
   const unsent = plan.send.length + plan.settled.length - counts.issued - counts.failed - counts.skipped;
   await out.note(
     `login links: ${counts.issued} generated, ${counts.failed} failed, ${counts.skipped} skipped` +
       (unsent > 0 ? `, ${unsent} not sent` : '') +
-      ` in ${seconds.toFixed(1)}s (${(counts.issued / Math.max(seconds, 0.001)).toFixed(1)}/s)`,
+      ` in ${formatDuration(elapsedMs)} (${((counts.issued * 1000) / Math.max(elapsedMs, 1)).toFixed(1)}/s)`,
   );
   if (globalFailure) throw globalFailure;
   if (counts.failed > 0) return EXIT.PARTIAL;

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { EXPIRY_HOURS, LoginLinkRequest, integer } from '../../contract';
 import { UsageError } from '../../errors';
+import { durationRule, parseDuration } from '../../lib/duration';
 import { definedOnly, flagConflict, parseWithFlags, type FlagNames } from '../parseFlags';
 
 /** The request body fields that flags set for every link of a run (per-item fields come from the input). */
@@ -85,10 +86,10 @@ export function parseRunFlags(flags: Record<string, unknown>): RunFlags {
   };
 }
 
-/** `--within 24h`: a whole number with a unit (s, m, h, d); returns milliseconds. */
+/** `--within 24h`: a duration with a unit (src/lib/duration.ts); returns milliseconds. */
 export function parseWindow(value: unknown, flag: string): number {
-  const match = typeof value === 'string' ? /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(value) : null;
-  if (!match) throw new UsageError(`${flag} must be a duration such as 90m, 24h or 7d (got ${JSON.stringify(String(value))})`, { details: { [flag]: ['must be a duration such as 90m, 24h or 7d'] } });
-  const unitMs = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unitMs;
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  const rule = `must be ${durationRule()}, greater than 0`;
+  if (ms === undefined || ms < 1) throw new UsageError(`${flag} ${rule} (got ${JSON.stringify(String(value))})`, { details: { [flag]: [rule] } });
+  return ms;
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { integer } from '../../contract';
+import { durationRule, parseDuration } from '../../lib/duration';
 import { MAX_LATENCY_MS, type MockDeps } from '../deps';
 import { control } from './control';
 
@@ -7,8 +8,6 @@ import { control } from './control';
 
 const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
 const MAX_RATE_LIMIT_WINDOWS = 5;
-const DURATION_UNITS_SECONDS = { d: 86_400, h: 3600, m: 60, s: 1 } as const;
-const DURATION_PATTERN = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 
 const reset = control({
   method: 'POST',
@@ -36,19 +35,19 @@ const readClock = control({
 const advanceClock = control({
   method: 'POST',
   path: '/clock',
-  summary: 'Move the virtual clock forward: {"advance_seconds": 90000} or {"advance": "1d1h"} (units d, h, m, s).',
+  summary: 'Move the virtual clock forward: {"advance_seconds": 90000} or {"advance": "1d1h"} (units d, h, m, s, ms).',
   body: z
     .strictObject({
       advance_seconds: integer(1, MAX_ADVANCE_SECONDS, `an integer from 1 to ${MAX_ADVANCE_SECONDS} (ten years)`).optional(),
       advance: z
         .string({ error: 'must be a string' })
         .transform((value, ctx) => {
-          const seconds = durationSeconds(value);
-          if (seconds === undefined) {
-            ctx.addIssue({ code: 'custom', message: `must be a duration such as "25h", "7d" or "1h30m", at most ten years` });
+          const ms = parseDuration(value);
+          if (ms === undefined || ms < 1 || ms > MAX_ADVANCE_SECONDS * 1000) {
+            ctx.addIssue({ code: 'custom', message: `must be ${durationRule()}, more than 0 and at most ten years` });
             return z.NEVER;
           }
-          return seconds;
+          return ms;
         })
         .optional(),
     })
@@ -56,9 +55,9 @@ const advanceClock = control({
       error: 'must give exactly one of advance_seconds and advance',
     })
     // The refinement above guarantees that exactly one of the two is there.
-    .transform((body) => (body.advance_seconds ?? body.advance) as number),
-  async handle({ body: seconds }, deps) {
-    await deps.clock.advance(seconds * 1000);
+    .transform((body) => (body.advance_seconds === undefined ? body.advance : body.advance_seconds * 1000) as number),
+  async handle({ body: ms }, deps) {
+    await deps.clock.advance(ms);
     return clockOf(deps);
   },
 });
@@ -122,16 +121,3 @@ const setRateLimits = control({
 });
 
 export const settingsControls = [reset, readClock, advanceClock, readFaults, setFaults, readRateLimits, setRateLimits];
-
-/** `"1d2h30m"` -> seconds; undefined for anything else, zero or beyond the ten-year cap. */
-function durationSeconds(value: string): number | undefined {
-  const match = DURATION_PATTERN.exec(value.trim().toLowerCase());
-  if (!match || value.trim() === '') return undefined;
-  const [, days, hours, minutes, seconds] = match;
-  const total =
-    Number(days ?? 0) * DURATION_UNITS_SECONDS.d +
-    Number(hours ?? 0) * DURATION_UNITS_SECONDS.h +
-    Number(minutes ?? 0) * DURATION_UNITS_SECONDS.m +
-    Number(seconds ?? 0) * DURATION_UNITS_SECONDS.s;
-  return total > 0 && total <= MAX_ADVANCE_SECONDS ? total : undefined;
-}
