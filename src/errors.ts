@@ -109,12 +109,18 @@ export class ApiError extends CliError {
 /** No answer: refused, reset, DNS, proxy failure or timeout. `code` is `NETWORK_ERROR` or `TIMEOUT`. */
 export class NetworkError extends CliError {
   readonly exitCode = EXIT.NETWORK;
+  /**
+   * False only when the request provably never left (refused, unknown host, no connection in
+   * time), so the service did nothing; a timeout or a reset may have come after it acted.
+   */
+  readonly mayHaveReachedService: boolean;
   constructor(
     readonly code: 'NETWORK_ERROR' | 'TIMEOUT',
     message: string,
-    options: { hint?: string; cause?: unknown } = {},
+    options: { hint?: string; cause?: unknown; mayHaveReachedService?: boolean } = {},
   ) {
     super(message, options);
+    this.mayHaveReachedService = options.mayHaveReachedService ?? true;
   }
 }
 
