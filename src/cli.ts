@@ -8,6 +8,7 @@ import { createContext, type Clock, type GlobalOptions, type IO, type OwnedConte
 import { ApiError, CliError, EXIT, UsageError } from './errors';
 import { createIO } from './io';
 import { jsonFieldsOf } from './output/json';
+import { durationRule, parseDuration } from './lib/duration';
 
 type Env = Record<string, string | undefined>;
 
@@ -57,17 +58,6 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks): Command 
   return root;
 }
 
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const DURATION_RULE = 'must be a duration such as 30s, 2m or 500ms (a bare number is seconds), greater than 0';
-
-/** "30s" -> 30000. A bare number is seconds. */
-export function parseDuration(text: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  const ms = match ? Number(match[1]) * DURATION_UNITS_MS[match[2] ?? 's']! : NaN;
-  if (!Number.isFinite(ms) || ms < 1) throw new UsageError(`${flag} ${DURATION_RULE}`, { details: { [flag]: [DURATION_RULE] } });
-  return Math.round(ms);
-}
-
 /** The program's own flags, checked: a table-tested pure function of what commander parsed. */
 export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions {
   const globals: GlobalOptions = {
@@ -82,7 +72,12 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
   if (typeof raw.profile === 'string') globals.profile = raw.profile;
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
   if (typeof raw.maxResponseSize === 'string') globals.maxResponseSize = raw.maxResponseSize;
-  if (typeof raw.timeout === 'string') globals.timeoutMs = parseDuration(raw.timeout, '--timeout');
+  if (typeof raw.timeout === 'string') {
+    const rule = `must be ${durationRule({ bareSeconds: true })}, greater than 0`;
+    const timeoutMs = parseDuration(raw.timeout, { bareSeconds: true }) ?? 0;
+    if (timeoutMs < 1) throw new UsageError(`--timeout ${rule}`, { details: { '--timeout': [rule] } });
+    globals.timeoutMs = timeoutMs;
+  }
   if (typeof raw.maxRetries === 'string') {
     const rule = `must be an integer from 0 to ${MAX_RETRIES_LIMIT}`;
     const retries = /^\d{1,3}$/.test(raw.maxRetries) ? Number(raw.maxRetries) : NaN;

@@ -64,7 +64,7 @@ export interface Profile {
   queryParameters?: Record<string, string>;
 }
 
-/** The conf-backed profile store (src/config/): file mode 0600, one default profile. */
+/** The profile store (src/config/): read directly, written through conf; file mode 0600, one default profile. */
 export interface ProfileStore {
   /** Path of the profile file, for messages. */
   readonly path: string;
@@ -72,9 +72,9 @@ export interface ProfileStore {
   get(name: string): Profile | undefined;
   defaultName(): string | undefined;
   /** Adds or replaces a profile; the first profile added becomes the default. */
-  save(profile: Profile): void;
-  remove(name: string): boolean;
-  setDefault(name: string): void;
+  save(profile: Profile): Promise<void>;
+  remove(name: string): Promise<boolean>;
+  setDefault(name: string): Promise<void>;
 }
 
 export interface Clock {

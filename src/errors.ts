@@ -118,12 +118,18 @@ export class ApiError extends CliError {
 /** No answer: refused, reset, DNS, proxy failure or timeout. `code` is `NETWORK_ERROR` or `TIMEOUT`. */
 export class NetworkError extends CliError {
   readonly exitCode = EXIT.NETWORK;
+  /**
+   * False only when the request provably never left (refused, unknown host, no connection in
+   * time), so the service did nothing; a timeout or a reset may have come after it acted.
+   */
+  readonly mayHaveReachedService: boolean;
   constructor(
     readonly code: 'NETWORK_ERROR' | 'TIMEOUT',
     message: string,
-    options: { hint?: string; cause?: unknown } = {},
+    options: { hint?: string; cause?: unknown; mayHaveReachedService?: boolean } = {},
   ) {
     super(message, options);
+    this.mayHaveReachedService = options.mayHaveReachedService ?? true;
   }
 }
 
@@ -161,12 +167,6 @@ export class InterruptedError extends CliError {
 export class LedgerLockedError extends CliError {
   readonly exitCode = EXIT.LOCKED;
   readonly code = 'LEDGER_LOCKED';
-}
-
-/** A batch in which some items failed; the items were reported as they finished. */
-export class PartialFailureError extends CliError {
-  readonly exitCode = EXIT.PARTIAL;
-  readonly code = 'PARTIAL_FAILURE';
 }
 
 const EXIT_BY_CODE: Record<string, ExitCode> = {

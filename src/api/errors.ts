@@ -2,7 +2,7 @@ import { ErrorBody } from '../contract/errors';
 import { ApiError, NetworkError, NotTheApiError } from '../errors';
 import { sanitizeDeep, sanitizeLine } from '../output/sanitize';
 import type { NetworkFailureKind } from './retry';
-import { formatDuration } from './retry';
+import { formatDuration } from '../lib/duration';
 
 /** Who holds the key, for hints: "profile \"acme\"" or "TAXPREP_API_KEY". */
 export interface ErrorContext {
@@ -91,25 +91,29 @@ function describeStatus(status: number, text: string): string {
   return `the service answered HTTP ${status} with ${kind}${snippet ? `: ${snippet}` : ''}`;
 }
 
+/** Failures in which no connection was ever made, so the request never reached the service. */
+const NEVER_SENT: ReadonlySet<NetworkFailureKind> = new Set(['refused', 'connect-timeout', 'dns']);
+
 /** The error for a request that got no answer. */
 export function networkErrorFrom(kind: NetworkFailureKind, origin: string, timeoutMs: number, cause: unknown): NetworkError {
   const checkUrl = 'Check the base URL with `taxprep whoami`, and any HTTPS_PROXY / NO_PROXY settings.';
+  const common = { cause, mayHaveReachedService: !NEVER_SENT.has(kind) };
   switch (kind) {
     case 'refused':
-      return new NetworkError('NETWORK_ERROR', `nothing is listening at ${origin}: is the service (or \`taxprep serve --mock\`) running?`, { hint: checkUrl, cause });
+      return new NetworkError('NETWORK_ERROR', `nothing is listening at ${origin}: is the service (or \`taxprep serve --mock\`) running?`, { hint: checkUrl, ...common });
     case 'connect-timeout':
-      return new NetworkError('TIMEOUT', `could not connect to ${origin} in time`, { hint: checkUrl, cause });
+      return new NetworkError('TIMEOUT', `could not connect to ${origin} in time`, { hint: checkUrl, ...common });
     case 'timeout':
       return new NetworkError('TIMEOUT', `no answer from ${origin} within ${formatDuration(timeoutMs)}`, {
         hint: 'Raise --timeout (e.g. --timeout 2m) if the service is slow, or check it is healthy with `taxprep health`.',
-        cause,
+        ...common,
       });
     case 'reset':
-      return new NetworkError('NETWORK_ERROR', `the connection to ${origin} was closed before an answer arrived`, { hint: 'Try again; a request that changes data may have been done, so check before repeating it.', cause });
+      return new NetworkError('NETWORK_ERROR', `the connection to ${origin} was closed before an answer arrived`, { hint: 'Try again; a request that changes data may have been done, so check before repeating it.', ...common });
     case 'dns':
-      return new NetworkError('NETWORK_ERROR', `cannot resolve the host of ${origin}`, { hint: checkUrl, cause });
+      return new NetworkError('NETWORK_ERROR', `cannot resolve the host of ${origin}`, { hint: checkUrl, ...common });
     default:
-      return new NetworkError('NETWORK_ERROR', `the request to ${origin} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { hint: checkUrl, cause });
+      return new NetworkError('NETWORK_ERROR', `the request to ${origin} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { hint: checkUrl, ...common });
   }
 }
 

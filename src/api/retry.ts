@@ -84,11 +84,3 @@ export function rateLimitWaitMs(retryAfter: string | undefined, resetAt: unknown
   }
   return RATE_LIMIT_DEFAULT_WAIT_MS;
 }
-
-/** "250 ms", "1.5s", "12s", "2m 5s": how long a wait is, for people (never "0.0s"). */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(1, Math.round(ms))} ms`;
-  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
-  const seconds = Math.round(ms / 1000);
-  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
-}

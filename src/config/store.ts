@@ -1,10 +1,8 @@
-import Conf from 'conf';
-import * as z from 'zod';
-import { chmodSync, mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Profile, ProfileStore } from '../context';
 import { UsageError } from '../errors';
+import { appDirectory } from '../lib/paths';
 
 type Env = Record<string, string | undefined>;
 
@@ -12,36 +10,20 @@ export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 export const PROFILE_NAME_RULE = 'must be 1-64 letters, digits, "-" or "_", starting with a letter or digit';
 
 /**
- * The file's schema. On disk the store uses the service's snake_case, like every other document
- * taxprep handles. Checked with zod rather than conf's `schema` option: conf would compile it with
- * ajv on every start (a cost as large as loading zod), while API commands load zod anyway.
+ * The file as conf writes it (JSON, tab-indented), in the service's snake_case like every other
+ * document taxprep handles. Keys taxprep does not know are kept through every write.
  */
-const StoredProfiles = z.object({
-  default_profile: z.string().optional(),
-  profiles: z
-    .record(
-      z.string(),
-      z.object({
-        base_url: z.string(),
-        api_key: z.string(),
-        max_response_size: z.string().optional(),
-        query_parameters: z.record(z.string(), z.string()).optional(),
-      }),
-    )
-    .optional(),
-});
-type StoredProfiles = z.infer<typeof StoredProfiles>;
-type StoredProfile = NonNullable<StoredProfiles['profiles']>[string];
-
-/**
- * The directory for taxprep's settings. XDG_CONFIG_HOME is honoured on every platform (so tests and
- * the demo can point it at a temporary directory); otherwise the platform's usual place.
- */
-export function configDirectory(env: Env, platform: NodeJS.Platform = process.platform, home = env.HOME || env.USERPROFILE || homedir()): string {
-  if (env.XDG_CONFIG_HOME) return join(env.XDG_CONFIG_HOME, 'taxprep');
-  if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'taxprep');
-  if (platform === 'win32') return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'taxprep', 'Config');
-  return join(home, '.config', 'taxprep');
+interface StoredProfile {
+  base_url: string;
+  api_key: string;
+  max_response_size?: string;
+  query_parameters?: Record<string, string>;
+  [key: string]: unknown;
+}
+interface StoredProfiles {
+  default_profile?: string;
+  profiles?: Record<string, StoredProfile>;
+  [key: string]: unknown;
 }
 
 export function checkProfileName(name: string): string {
@@ -51,31 +33,36 @@ export function checkProfileName(name: string): string {
   return name;
 }
 
-/** The store holds API keys: the directory is made private (0700) and the file is written 0600. */
+/**
+ * Reads parse the file directly: loading conf (and its dependencies) cost about 75 ms on every
+ * command that uses a stored profile. Writes go through conf, which is loaded only then, so the
+ * file keeps conf's format and atomic writes. The store holds API keys: written, the directory is
+ * made private (0700) and the file 0600.
+ */
 export function openProfileStore(env: Env): ProfileStore {
-  const directory = configDirectory(env);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  if (process.platform !== 'win32') chmodSync(directory, 0o700);
+  const directory = appDirectory('config', env);
+  const path = join(directory, 'profiles.json');
 
-  const conf = unlessInvalid(
-    join(directory, 'profiles.json'),
-    () =>
-      new Conf<StoredProfiles>({
-        projectName: 'taxprep',
-        cwd: directory,
-        configName: 'profiles',
-        configFileMode: 0o600,
-        accessPropertiesByDotNotation: false,
-      }),
-  );
-  // No defaults are given to conf: it would write the file merely to read it.
   const read = (): StoredProfiles & { profiles: Record<string, StoredProfile> } => {
-    const stored = unlessInvalid(conf.path, () => {
-      const parsed = StoredProfiles.safeParse(conf.store);
-      if (parsed.success) return parsed.data;
-      throw new Error(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'the file'}: ${issue.message}`).join('; '));
-    });
+    const stored = readStoredProfiles(path);
     return { ...stored, profiles: stored.profiles ?? {} };
+  };
+  const write = async (next: StoredProfiles): Promise<void> => {
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    if (process.platform !== 'win32') chmodSync(directory, 0o700);
+    const { default: Conf } = await import('conf');
+    const conf = unlessInvalid(
+      path,
+      () =>
+        new Conf<StoredProfiles>({
+          projectName: 'taxprep',
+          cwd: directory,
+          configName: 'profiles',
+          configFileMode: 0o600,
+          accessPropertiesByDotNotation: false,
+        }),
+    );
+    conf.store = next;
   };
   const toProfile = (name: string, stored: StoredProfile): Profile => {
     const profile: Profile = { name, baseUrl: stored.base_url, apiKey: stored.api_key };
@@ -91,7 +78,7 @@ export function openProfileStore(env: Env): ProfileStore {
   };
 
   return {
-    path: conf.path,
+    path,
     list: () =>
       Object.entries(read().profiles)
         .map(([name, stored]) => toProfile(name, stored))
@@ -101,26 +88,65 @@ export function openProfileStore(env: Env): ProfileStore {
       return stored === undefined ? undefined : toProfile(name, stored);
     },
     defaultName: () => read().default_profile,
-    save(profile) {
+    async save(profile) {
       const current = read();
-      const profiles = { ...current.profiles, [checkProfileName(profile.name)]: toStored(profile) };
-      conf.store = { ...current, profiles, default_profile: current.default_profile ?? profile.name };
+      const name = checkProfileName(profile.name);
+      const profiles = { ...current.profiles, [name]: { ...current.profiles[name], ...toStored(profile) } };
+      await write({ ...current, profiles, default_profile: current.default_profile ?? profile.name });
     },
-    remove(name) {
-      const current = read();
+    async remove(name) {
+      const { default_profile: defaultName, ...current } = read();
       if (current.profiles[name] === undefined) return false;
       const { [name]: _removed, ...profiles } = current.profiles;
-      const next: StoredProfiles = { profiles };
-      if (current.default_profile !== undefined && current.default_profile !== name) next.default_profile = current.default_profile;
-      conf.store = next;
+      const next: StoredProfiles = { ...current, profiles };
+      if (defaultName !== undefined && defaultName !== name) next.default_profile = defaultName;
+      await write(next);
       return true;
     },
-    setDefault(name) {
+    async setDefault(name) {
       const current = read();
       if (current.profiles[name] === undefined) throw unknownProfile(name, Object.keys(current.profiles));
-      conf.store = { ...current, default_profile: name };
+      await write({ ...current, default_profile: name });
     },
   };
+}
+
+/** The file's content; no file is no profiles. */
+function readStoredProfiles(path: string): StoredProfiles {
+  return unlessInvalid(path, () => {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw error;
+    }
+    return checkStoredProfiles(JSON.parse(text));
+  });
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkStoredProfiles(value: unknown): StoredProfiles {
+  if (!isObject(value)) throw new Error('the file: must be a JSON object');
+  const problems: string[] = [];
+  if (value.default_profile !== undefined && typeof value.default_profile !== 'string') problems.push('default_profile: must be a string');
+  if (value.profiles !== undefined && !isObject(value.profiles)) problems.push('profiles: must be an object');
+  else {
+    for (const [name, profile] of Object.entries(value.profiles ?? {})) {
+      if (!isObject(profile)) problems.push(`profiles.${name}: must be an object`);
+      else {
+        for (const field of ['base_url', 'api_key']) if (typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
+        if (profile.max_response_size !== undefined && typeof profile.max_response_size !== 'string') problems.push(`profiles.${name}.max_response_size: must be a string`);
+        const parameters = profile.query_parameters;
+        if (parameters !== undefined && !(isObject(parameters) && Object.values(parameters).every((value) => typeof value === 'string'))) {
+          problems.push(`profiles.${name}.query_parameters: must be an object of strings`);
+        }
+      }
+    }
+  }
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  return value as StoredProfiles;
 }
 
 export function unknownProfile(name: string, known: string[]): UsageError {

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { readdir, rename, unlink } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { TEMPORARY_SUFFIX, writeFileAtomically } from '../lib/files';
 import { BlobTooLargeError, type BlobStore } from './deps';
 
 /** A data directory holds clients' documents and the view-link secret: for its owner's eyes only. */
@@ -25,13 +24,12 @@ export interface DirectoryBlobStore extends BlobStore {
   removeLeftovers(): Promise<void>;
 }
 
-const TEMPORARY_SUFFIX = '.partial';
 // Blob names are made here or by the seed (`seed-<run>-<id>`): never a path, never the client's filename.
 const BLOB_NAME = /^[A-Za-z0-9-]{1,100}$/;
 
 /**
- * `durable` flushes every file to the disk before it is renamed (a data directory); an in-memory
- * store's temporary directory does not outlive the process, so it skips the flush.
+ * `durable` flushes every file to the disk (a data directory); an in-memory store's temporary
+ * directory does not outlive the process, so it skips the flush.
  */
 export function createBlobStore(directory: string, options: { durable: boolean }): DirectoryBlobStore {
   const pathOf = (blob: string) => {
@@ -39,25 +37,17 @@ export function createBlobStore(directory: string, options: { durable: boolean }
     return join(directory, blob);
   };
 
-  async function writeFrom(blob: string, source: Readable, maxBytes: number): Promise<number> {
-    const finalPath = pathOf(blob);
-    const temporaryPath = `${finalPath}.${randomBytes(4).toString('hex')}${TEMPORARY_SUFFIX}`;
+  async function writeFrom(blob: string, source: Iterable<Buffer> | AsyncIterable<Buffer>, maxBytes: number): Promise<number> {
     let size = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
+    async function* counted() {
+      for await (const chunk of source) {
         size += chunk.length;
-        callback(size > maxBytes ? new BlobTooLargeError(maxBytes) : null, chunk);
-      },
-    });
-    try {
-      // `flush` syncs the file to the disk before it is closed, so the rename publishes a whole file.
-      await pipeline(source, counter, createWriteStream(temporaryPath, { flags: 'wx', mode: PRIVATE_FILE_MODE, flush: options.durable }));
-      await rename(temporaryPath, finalPath);
-      return size;
-    } catch (error) {
-      await unlink(temporaryPath).catch(() => {});
-      throw error;
+        if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
+        yield chunk;
+      }
     }
+    await writeFileAtomically(pathOf(blob), counted(), options);
+    return size;
   }
 
   return {
@@ -68,7 +58,7 @@ export function createBlobStore(directory: string, options: { durable: boolean }
       return { blob, size };
     },
     async writeNamed(blob, content) {
-      await writeFrom(blob, Readable.from([content]), content.length);
+      await writeFrom(blob, [content], content.length);
     },
     read: (blob) => createReadStream(pathOf(blob)),
     async remove(blob) {

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
+import { TEMPORARY_SUFFIX, writeFileAtomically } from '../lib/files';
 import { ignoreMissing, PRIVATE_FILE_MODE } from './blobStore';
 import type { IdKind, MockState } from './state';
 
@@ -14,7 +14,6 @@ import type { IdKind, MockState } from './state';
 export const STATE_FILE = 'state.json';
 const STATE_FORMAT = 'taxprep-mock-state';
 const STATE_VERSION = 1;
-const TEMPORARY_SUFFIX = '.partial';
 
 /** The data directory cannot be used as it is: the message names the file and what is wrong. */
 export class DataDirError extends Error {
@@ -131,34 +130,7 @@ export async function removeStateLeftovers(directory: string): Promise<void> {
 
 export async function writeStateFile(directory: string, state: MockState): Promise<void> {
   const text = JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
-  const finalPath = join(directory, STATE_FILE);
-  const temporaryPath = `${finalPath}.${randomBytes(4).toString('hex')}${TEMPORARY_SUFFIX}`;
-  const file = await open(temporaryPath, 'wx', PRIVATE_FILE_MODE);
-  try {
-    await file.writeFile(text, 'utf8');
-    await file.sync();
-    await file.close();
-    await rename(temporaryPath, finalPath);
-  } catch (error) {
-    await file.close().catch(() => {});
-    await unlink(temporaryPath).catch(() => {});
-    throw error;
-  }
-  await syncDirectory(directory);
-}
-
-/** Makes the rename itself durable. Some platforms cannot open a directory for this; their renames are. */
-async function syncDirectory(directory: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(directory, 'r');
-    await handle.sync();
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL' && code !== 'EBADF') throw error;
-  } finally {
-    await handle?.close();
-  }
+  await writeFileAtomically(join(directory, STATE_FILE), text, { durable: true });
 }
 
 /**

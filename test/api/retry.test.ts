@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, formatDuration, rateLimitWaitMs, retryDecision, type AttemptOutcome } from '../../src/api/retry';
+import { backoffDelay, rateLimitWaitMs, retryDecision, type AttemptOutcome } from '../../src/api/retry';
 
 const half = () => 0.5;
 
@@ -50,8 +50,4 @@ describe('how long a 429 asks to wait', () => {
   ])('%s', (_name, retryAfter, resetAt, expected) => {
     expect(rateLimitWaitMs(retryAfter, resetAt, now)).toBe(expected);
   });
-});
-
-it('formats waits for people', () => {
-  expect([0, 250, 800, 1500, 12_000, 59_400, 125_000].map(formatDuration)).toEqual(['1 ms', '250 ms', '800 ms', '1.5s', '12s', '59s', '2m 5s']);
 });

@@ -2,7 +2,6 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ApiClient, ApiResponse, UploadFile } from '../../src/api/types';
 import * as createAccount from '../../src/commands/accounts/create';
 import * as getAccount from '../../src/commands/accounts/get';
 import * as getDeliverable from '../../src/commands/deliverables/get';
@@ -14,65 +13,12 @@ import * as health from '../../src/commands/health/health';
 import * as listProjects from '../../src/commands/projects/list';
 import * as projectStatus from '../../src/commands/projects/status';
 import { ApiError, EXIT, ProtocolError, UsageError } from '../../src/errors';
-import { endpoints, type EndpointName } from '../../src/contract/endpoints';
 import type { Clock } from '../../src/context';
 import { createTestContext, type TestContext, type TestContextOptions } from '../helpers/context';
 import { CONFIGURABLE_QUERY_PARAMETERS, DEFAULT_MAX_RESPONSE_BYTES } from '../../src/config/settings';
+import { stubApi, type StubApi, type Stubs } from '../helpers/stubApi';
 
 const ESC = '\u001b';
-
-/** The JSON documents a stubbed service answers with, parsed as the real client parses them. */
-interface Stubs {
-  call?: Partial<Record<EndpointName, unknown>>;
-  /** One document per page, in order. */
-  pages?: Partial<Record<'listDocuments' | 'listDeliverables', unknown[]>>;
-  /** One outcome per uploaded file, in order: a document, or an error to throw. */
-  uploads?: Array<unknown | Error>;
-}
-
-interface StubApi extends ApiClient {
-  calls: Array<{ name: string; input: unknown }>;
-  uploaded: UploadFile[];
-}
-
-function answer(name: EndpointName, json: unknown): ApiResponse<any> {
-  return { status: endpoints[name].successStatus, data: endpoints[name].response.parse(json), json, headers: {} };
-}
-
-/** An API client that answers from `stubs` and records what it was asked; an unexpected call fails. */
-function stubApi(stubs: Stubs): StubApi {
-  const calls: StubApi['calls'] = [];
-  const uploaded: UploadFile[] = [];
-  const uploads = [...(stubs.uploads ?? [])];
-  return {
-    calls,
-    uploaded,
-    async call(name, input) {
-      calls.push({ name, input });
-      if (!stubs.call || !(name in stubs.call)) throw new Error(`unexpected call of ${name}`);
-      return answer(name, stubs.call[name]);
-    },
-    async upload(accountId, file, fields, options) {
-      calls.push({ name: 'uploadDocument', input: { accountId, fields } });
-      const outcome = uploads.shift();
-      if (outcome === undefined) throw new Error(`unexpected upload of ${file.filename}`);
-      options?.onProgress?.(Math.floor(file.size / 2));
-      if (outcome instanceof Error) throw outcome;
-      options?.onProgress?.(file.size);
-      uploaded.push(file);
-      return answer('uploadDocument', outcome);
-    },
-    async *pages(name, input) {
-      calls.push({ name: `pages:${name}`, input });
-      const pages = stubs.pages?.[name as keyof NonNullable<Stubs['pages']>];
-      if (!pages) throw new Error(`unexpected pages of ${name}`);
-      for (const page of pages) yield answer(name, page);
-    },
-    async raw() {
-      throw new Error('unexpected raw request');
-    },
-  };
-}
 
 const STUB_BASE_URL = 'http://127.0.0.1:4010/v1beta';
 
@@ -337,7 +283,7 @@ describe('docs upload', () => {
   const fields = { tax_year: 2024 };
 
   it('checks every file before uploading any, and names each problem', async () => {
-    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] });
+    const t = setUp({});
     const missing = join(directory, 'missing.pdf');
     const error = await uploadDocuments
       .run(t.ctx, { accountId: 1001, paths: [w2, missing, join(directory, 'folder')], fields })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildProgram, parseDuration, parseGlobalOptions } from '../../src/cli';
+import { buildProgram, parseGlobalOptions } from '../../src/cli';
 import type { CommandModule, RawInvocation } from '../../src/commands/types';
 import * as add from '../../src/commands/profiles/add';
 import * as show from '../../src/commands/profiles/show';
@@ -38,12 +38,15 @@ describe('global flags, before or after the command', () => {
     ['1h', 3_600_000],
     ['45', 45_000],
     ['1.5s', 1500],
+    ['1d', 86_400_000],
+    ['1m30s', 90_000],
   ])('--timeout %s = %i ms', (text, ms) => {
-    expect(parseDuration(text, '--timeout')).toBe(ms);
+    expect(parseGlobalOptions({ timeout: text }).timeoutMs).toBe(ms);
   });
 
-  it.each(['0', '0s', '-1s', '10 minutes', 'soon', ''])('--timeout %j is refused', (text) => {
-    expect(() => parseDuration(text, '--timeout')).toThrow(UsageError);
+  it.each(['0', '0s', '0.1ms', '-1s', '10 minutes', 'soon', ''])('--timeout %j is refused', (text) => {
+    expect(() => parseGlobalOptions({ timeout: text })).toThrow(UsageError);
+    expect(() => parseGlobalOptions({ timeout: text })).toThrow('--timeout must be a duration such as 500ms, 30s, 90m, 24h, 7d or 1h30m (a bare number is seconds), greater than 0');
   });
 
   it.each(['21', '-1', 'x', '1.5'])('--max-retries %j is refused', (text) => {

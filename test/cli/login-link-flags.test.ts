@@ -64,6 +64,8 @@ describe('login-link flags -> options', () => {
       options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true },
     });
     expect(await optionsFor(['login-link', 'renew', '--from', '-'])).toMatchObject({ module: 'renew', options: { withinMs: 24 * 3_600_000, dryRun: false } });
+    expect(await optionsFor(['login-link', 'renew', '--from', '-', '--within', '500ms'])).toMatchObject({ options: { withinMs: 500 } });
+    expect(await optionsFor(['login-link', 'renew', '--from', '-', '--within', '1d12h'])).toMatchObject({ options: { withinMs: 36 * 3_600_000 } });
     expect(await optionsFor(['login-link', 'ledger', '--ledger', 'x.ndjson'])).toEqual({ module: 'ledger', options: { ledgerPath: 'x.ndjson' } });
   });
 });
@@ -83,7 +85,9 @@ describe('login-link flags refused locally', () => {
     [['login-link', '1', '2', '--concurrency', '17'], '--concurrency must be an integer from 1 to 16'],
     [['login-link', 'abc'], 'argument 1: account_id must be a positive integer'],
     [['login-link', 'renew'], '--from FILE is required'],
-    [['login-link', 'renew', '--from', 'f', '--within', 'soon'], '--within must be a duration such as 90m, 24h or 7d'],
+    [['login-link', 'renew', '--from', 'f', '--within', 'soon'], '--within must be a duration such as 500ms, 30s, 90m, 24h, 7d or 1h30m, greater than 0'],
+    [['login-link', 'renew', '--from', 'f', '--within', '24'], '--within must be a duration'],
+    [['login-link', 'renew', '--from', 'f', '--within', '0h'], '--within must be a duration'],
   ])('%j', async (argv, message) => {
     const error = await optionsFor(argv).then(
       () => undefined,

@@ -204,6 +204,6 @@ describe('the rate a batch reports', () => {
     expect(formatRate(1, 2 * 3_600_000)).toBe('0.5/h');
     expect(formatRate(0, 65_000)).toBeUndefined();
     expect(formatProgress(0, 10, 5000)).toBe('  0/10  0%  -/s  ETA ?');
-    expect(formatProgress(2, 10, 60_000)).toBe('  2/10  20%  2.0/min  ETA 4m00s');
+    expect(formatProgress(2, 10, 60_000)).toBe('  2/10  20%  2.0/min  ETA 4m');
   });
 });

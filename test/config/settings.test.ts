@@ -16,9 +16,9 @@ function memoryStore(profiles: Profile[], defaultName?: string) {
     list: () => profiles,
     get: (name) => profiles.find((profile) => profile.name === name),
     defaultName: () => defaultName,
-    save: () => undefined,
-    remove: () => false,
-    setDefault: () => undefined,
+    save: async () => undefined,
+    remove: async () => false,
+    setDefault: async () => undefined,
   };
   return {
     opened,

@@ -3,6 +3,7 @@ import type { LoginLinkItem } from './lib/input';
 import { runPool } from './lib/pool';
 import { createProgress, formatRate, type Progress } from './lib/batchProgress';
 import { CliError, EXIT } from '../../errors';
+import { formatDuration } from '../../lib/duration';
 import type { Ledger } from './lib/ledgerStore';
 import { createOutput, type Output } from '../../output';
 import { palette, type Palette } from '../../output/colors';
@@ -99,7 +100,7 @@ export async function runBatch(session: Session, ledger: Ledger, plan: BatchPlan
   await out.note(
     `login links: ${counts.issued} generated, ${counts.failed} failed, ${counts.skipped} skipped` +
       (unsent > 0 ? `, ${unsent} not sent` : '') +
-      ` in ${(elapsedMs / 1000).toFixed(1)}s${rate === undefined ? '' : ` (${rate})`}` +
+      ` in ${formatDuration(elapsedMs)}${rate === undefined ? '' : ` (${rate})`}` +
       failureList(printer.failures()),
   );
   if (globalFailure) throw globalFailure;

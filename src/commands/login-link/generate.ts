@@ -85,20 +85,10 @@ export function requestBody(defaults: LinkRequestDefaults, item: LoginLinkItem):
   return { ...defaults, ...definedOnly({ user_email: item.user_email, purpose: item.purpose, expiry_hours: item.expiry_hours }) };
 }
 
-/** Socket errors that happen before a request can reach the service. */
-const NOT_CONNECTED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/**
- * Whether a failed request provably made no link: the service answered 4xx, or no connection was
- * ever made (refused, unknown host, connect timeout: found in the error's `cause` chain).
- */
+/** Whether a failed request provably made no link: the service answered 4xx, or never got it. */
 export function madeNoLink(error: unknown): boolean {
   if (error instanceof ApiError) return error.status < 500;
-  if (!(error instanceof NetworkError)) return false;
-  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (NOT_CONNECTED_CODES.has(String((cause as NodeJS.ErrnoException).code))) return true;
-  }
-  return false;
+  return error instanceof NetworkError && !error.mayHaveReachedService;
 }
 
 /**

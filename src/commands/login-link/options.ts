@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { EXPIRY_HOURS, LoginLinkRequest, integer } from '../../contract';
 import { UsageError } from '../../errors';
+import { durationRule, parseDuration } from '../../lib/duration';
 import { definedOnly, flagConflict, parseFlagFields } from '../parseFlags';
 import { fieldsOfFlags, type FlagSpec } from '../spec';
 import { DEFAULT_CONCURRENCY, DEFAULT_LOCK_WAIT_SECONDS, MAX_CONCURRENCY, MAX_LOCK_WAIT_SECONDS } from './register';
@@ -50,10 +51,10 @@ export function parseRunFlags(specs: readonly FlagSpec[], flags: Record<string, 
   };
 }
 
-/** `--within 24h`: a whole number with a unit (s, m, h, d); returns milliseconds. */
+/** `--within 24h`: a duration with a unit (src/lib/duration.ts); returns milliseconds. */
 export function parseWindow(value: unknown, flag: string): number {
-  const match = typeof value === 'string' ? /^\s*(\d{1,6})\s*([smhd])\s*$/.exec(value) : null;
-  if (!match) throw new UsageError(`${flag} must be a duration such as 90m, 24h or 7d (got ${JSON.stringify(String(value))})`, { details: { [flag]: ['must be a duration such as 90m, 24h or 7d'] } });
-  const unitMs = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unitMs;
+  const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+  const rule = `must be ${durationRule()}, greater than 0`;
+  if (ms === undefined || ms < 1) throw new UsageError(`${flag} ${rule} (got ${JSON.stringify(String(value))})`, { details: { [flag]: [rule] } });
+  return ms;
 }

@@ -29,8 +29,8 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const apiKey = checkNewApiKey(await readKey(ctx, options));
   const baseUrl = options.baseUrl ?? existing?.baseUrl ?? DEFAULT_BASE_URL;
   // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
-  store.save({ ...existing, name: options.name, baseUrl, apiKey });
-  if (options.makeDefault) store.setDefault(options.name);
+  await store.save({ ...existing, name: options.name, baseUrl, apiKey });
+  if (options.makeDefault) await store.setDefault(options.name);
 
   const out = createOutput(ctx);
   const versionWarning = baseUrlVersionWarning(baseUrl);

@@ -15,7 +15,7 @@ export async function run(ctx: Context, options: RemoveProfileOptions): Promise<
   const store = await ctx.profiles();
   const profile = existingProfile(store, options.name);
   const wasDefault = store.defaultName() === profile.name;
-  store.remove(profile.name);
+  await store.remove(profile.name);
   const out = createOutput(ctx);
   if (ctx.globals.json) {
     await out.json({ removed: profileView(profile, wasDefault ? profile.name : undefined) });

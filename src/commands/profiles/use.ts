@@ -14,7 +14,7 @@ export function parseOptions(raw: RawInvocation): UseProfileOptions {
 export async function run(ctx: Context, options: UseProfileOptions): Promise<number> {
   const store = await ctx.profiles();
   const profile = existingProfile(store, options.name);
-  store.setDefault(profile.name);
+  await store.setDefault(profile.name);
   const out = createOutput(ctx);
   if (ctx.globals.json) await out.json(profileView(profile, profile.name));
   else await out.note(`Profile "${profile.name}" is now the default (${profile.baseUrl}).`);

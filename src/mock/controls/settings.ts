@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import { integer } from '../../contract';
+import { durationRule, parseDuration } from '../../lib/duration';
 import type { MockDeps } from '../deps';
 import { control } from './control';
-import { durationSeconds, faultSettings, MAX_ADVANCE_SECONDS, rateLimitWindows } from './settingsRules';
+import { faultSettings, MAX_ADVANCE_SECONDS, rateLimitWindows } from './settingsRules';
 
 /** Controls of the mock itself: reset, the virtual clock, fault injection and rate limits. */
-
 
 const reset = control({
   method: 'POST',
@@ -33,19 +33,19 @@ const readClock = control({
 const advanceClock = control({
   method: 'POST',
   path: '/clock',
-  summary: 'Move the virtual clock forward: {"advance_seconds": 90000} or {"advance": "1d1h"} (units d, h, m, s).',
+  summary: 'Move the virtual clock forward: {"advance_seconds": 90000} or {"advance": "1d1h"} (units d, h, m, s, ms).',
   body: z
     .strictObject({
       advance_seconds: integer(1, MAX_ADVANCE_SECONDS, `an integer from 1 to ${MAX_ADVANCE_SECONDS} (ten years)`).optional(),
       advance: z
         .string({ error: 'must be a string' })
         .transform((value, ctx) => {
-          const seconds = durationSeconds(value);
-          if (seconds === undefined) {
-            ctx.addIssue({ code: 'custom', message: `must be a duration such as "25h", "7d" or "1h30m", at most ten years` });
+          const ms = parseDuration(value);
+          if (ms === undefined || ms < 1 || ms > MAX_ADVANCE_SECONDS * 1000) {
+            ctx.addIssue({ code: 'custom', message: `must be ${durationRule()}, more than 0 and at most ten years` });
             return z.NEVER;
           }
-          return seconds;
+          return ms;
         })
         .optional(),
     })
@@ -53,9 +53,9 @@ const advanceClock = control({
       error: 'must give exactly one of advance_seconds and advance',
     })
     // The refinement above guarantees that exactly one of the two is there.
-    .transform((body) => (body.advance_seconds ?? body.advance) as number),
-  async handle({ body: seconds }, deps) {
-    await deps.clock.advance(seconds * 1000);
+    .transform((body) => (body.advance_seconds === undefined ? body.advance : body.advance_seconds * 1000) as number),
+  async handle({ body: ms }, deps) {
+    await deps.clock.advance(ms);
     return clockOf(deps);
   },
 });

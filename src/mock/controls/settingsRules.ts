@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { integer } from '../../contract/rules';
+import { parseDuration } from '../../lib/duration';
 import { MAX_LATENCY_MS } from '../deps';
 
 /**
@@ -11,8 +12,6 @@ import { MAX_LATENCY_MS } from '../deps';
 export const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
 export const MAX_RATE_LIMIT_WINDOWS = 5;
 export const MAX_WINDOW_SECONDS = 366 * 86_400;
-const DURATION_UNITS_SECONDS = { d: 86_400, h: 3600, m: 60, s: 1 } as const;
-const DURATION_PATTERN = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 
 export const rateLimitWindows = z
   .array(z.strictObject({ limit: integer(1, 1_000_000_000), window_seconds: integer(1, MAX_WINDOW_SECONDS) }), { error: 'must be a list' })
@@ -26,15 +25,13 @@ export const faultSettings = z.strictObject({
   drop_rate: rate.optional(),
 });
 
-/** `"1d2h30m"` -> seconds; undefined for anything else, zero or beyond the ten-year cap. */
+/**
+ * `"1d2h30m"` -> seconds, in the one duration grammar (src/lib/duration.ts); undefined for anything
+ * else, for a part of a second, zero, or beyond the ten-year cap.
+ */
 export function durationSeconds(value: string): number | undefined {
-  const match = DURATION_PATTERN.exec(value.trim().toLowerCase());
-  if (!match || value.trim() === '') return undefined;
-  const [, days, hours, minutes, seconds] = match;
-  const total =
-    Number(days ?? 0) * DURATION_UNITS_SECONDS.d +
-    Number(hours ?? 0) * DURATION_UNITS_SECONDS.h +
-    Number(minutes ?? 0) * DURATION_UNITS_SECONDS.m +
-    Number(seconds ?? 0) * DURATION_UNITS_SECONDS.s;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms % 1000 !== 0) return undefined;
+  const total = ms / 1000;
   return total > 0 && total <= MAX_ADVANCE_SECONDS ? total : undefined;
 }

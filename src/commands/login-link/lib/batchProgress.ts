@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Clock } from '../../../context';
+import { formatDuration } from '../../../lib/duration';
 
 export interface Progress {
   /** Removes the line so that other output starts at the left margin. */
@@ -13,7 +14,7 @@ export interface Progress {
 export function formatProgress(done: number, total: number, elapsedMs: number): string {
   const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
   const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
-  const eta = rate > 0 ? formatSeconds((total - done) / rate) : '?';
+  const eta = rate > 0 ? formatDuration(Math.ceil((total - done) / rate) * 1000) : '?';
   return `  ${done}/${total}  ${percent}%  ${formatRate(done, elapsedMs) ?? '-/s'}  ETA ${eta}`;
 }
 
@@ -27,13 +28,6 @@ export function formatRate(count: number, elapsedMs: number): string | undefined
   if (perSecond >= 1) return `${perSecond.toFixed(1)}/s`;
   const perMinute = perSecond * 60;
   return perMinute >= 1 ? `${perMinute.toFixed(1)}/min` : `${(perMinute * 60).toFixed(1)}/h`;
-}
-
-function formatSeconds(seconds: number): string {
-  const whole = Math.ceil(seconds);
-  if (whole < 60) return `${whole}s`;
-  const minutes = Math.floor(whole / 60);
-  return minutes < 60 ? `${minutes}m${String(whole % 60).padStart(2, '0')}s` : `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
 /** A progress line on a terminal's stderr; `enabled` false (a pipe, `--json`) makes every call a no-op. */

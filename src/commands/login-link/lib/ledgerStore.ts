@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, truncate, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UsageError } from '../../../errors';
+import { writeFileAtomically } from '../../../lib/files';
 
 /**
  * The login-link ledger: what this tool generated, so that cron can renew only what expires and a
@@ -233,7 +234,7 @@ export class Ledger extends LedgerView {
     const live = ledger.liveEntries();
     const dropped = ledger.entries.length - live.length;
     if (dropped >= COMPACT_MIN_DROPPED && dropped >= live.length) {
-      await writeAtomically(path, live);
+      await writeFileAtomically(path, live.map((entry) => `${JSON.stringify(entry)}\n`).join(''), { durable: true });
       ledger.entries = live;
     } else {
       // Drop a line torn by a kill mid-write, or the next append would be glued to it.
@@ -299,24 +300,5 @@ export class Ledger extends LedgerView {
         for (const item of batch) item.reject(error);
       }
     }
-  }
-}
-
-/** Temp file, fsync, rename, fsync of the directory: a crash leaves the old file or the new one. */
-async function writeAtomically(path: string, entries: LedgerEntry[]): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
-  const handle = await open(temporary, 'w', 0o600);
-  try {
-    await handle.writeFile(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
-  const directory = await open(dirname(path), 'r');
-  try {
-    await directory.sync();
-  } finally {
-    await directory.close();
   }
 }

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** How a file being written ends; one found later is the leftover of an interrupted write. */
+export const TEMPORARY_SUFFIX = '.partial';
+
+/**
+ * Replaces `path` whole or not at all, as a private file (0600): the content goes to a temporary
+ * file beside it, renamed over it once complete, so a crash leaves the old file or the new one
+ * (and at most a `<path>.<random>.partial` to clean up). `durable` also flushes the file and then
+ * the directory to the disk, so the new file survives a power cut; files in a directory that does
+ * not outlive the process skip it. A failing content (an async iterable that throws) leaves no trace.
+ */
+export async function writeFileAtomically(path: string, content: string | Uint8Array | AsyncIterable<Uint8Array>, options: { durable: boolean }): Promise<void> {
+  const temporaryPath = `${path}.${randomBytes(4).toString('hex')}${TEMPORARY_SUFFIX}`;
+  const file = await open(temporaryPath, 'wx', 0o600);
+  try {
+    await writeFile(file, content);
+    if (options.durable) await file.sync();
+    await file.close();
+    await rename(temporaryPath, path);
+  } catch (error) {
+    await file.close().catch(() => {});
+    await unlink(temporaryPath).catch(() => {});
+    throw error;
+  }
+  if (options.durable) await syncDirectory(dirname(path));
+}
+
+/** Makes a rename durable. Some platforms cannot open a directory for this; their renames are. */
+async function syncDirectory(directory: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+    await handle.sync();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL' && code !== 'EBADF') throw error;
+  } finally {
+    await handle?.close();
+  }
+}
