@@ -45,7 +45,8 @@ export function openProfileStore(env: Env): ProfileStore {
 
   const read = (): StoredProfiles & { profiles: Record<string, StoredProfile> } => {
     const stored = readStoredProfiles(path);
-    return { ...stored, profiles: stored.profiles ?? {} };
+    // Without a prototype, so that a profile named "constructor" or "toString" is only ever a stored one.
+    return { ...stored, profiles: Object.assign(Object.create(null) as Record<string, StoredProfile>, stored.profiles) };
   };
   const write = async (next: StoredProfiles): Promise<void> => {
     mkdirSync(directory, { recursive: true, mode: 0o700 });

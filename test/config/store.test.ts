@@ -64,6 +64,15 @@ describe('profile store', () => {
     expect(() => statSync(join(env.XDG_CONFIG_HOME, 'taxprep'))).toThrow(/ENOENT/);
   });
 
+  it('knows no profile it did not store, whatever its name', async () => {
+    const store = openProfileStore(freshEnv());
+    await store.save({ name: 'acme', baseUrl: 'https://acme.example/v1beta', apiKey: KEY });
+    expect(store.get('constructor')).toBeUndefined();
+    expect(await store.remove('toString')).toBe(false);
+    await expect(store.setDefault('hasOwnProperty')).rejects.toThrow('profile "hasOwnProperty" does not exist (profiles: acme)');
+    expect(store.list().map((profile) => profile.name)).toEqual(['acme']);
+  });
+
   it('refuses a bad profile name', async () => {
     const store = openProfileStore(freshEnv());
     await expect(store.save({ name: 'bad name', baseUrl: 'https://a.example', apiKey: KEY })).rejects.toThrow(UsageError);
