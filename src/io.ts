@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Clock, IO } from './context';
+import type { Clock, IO } from './types';
 import { UsageError } from './errors';
 
 type Env = Record<string, string | undefined>;

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { z } from 'zod';
 import { endpointPath, endpoints, type EndpointName } from '../contract/endpoints';
 import { describeFieldErrors, fieldErrors } from '../contract/rules';
-import type { Clock, GlobalOptions, ResolvedSettings } from '../context';
+import type { Clock, GlobalOptions, ResolvedSettings } from '../types';
 import { LimitError, ProtocolError, UsageError } from '../errors';
 import { CONFIGURABLE_QUERY_PARAMETERS, describeKeySource, ENVIRONMENT_VARIABLES } from '../config/settings';
 import { sanitizeLine } from '../output/sanitize';

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { redactApiKey } from '../contract/apiKeys';
-import type { Clock } from '../context';
+import type { Clock } from '../types';
 import { LimitError, type NetworkError } from '../errors';
 import { sanitizeLine } from '../output/sanitize';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';

@@ -1,4 +1,4 @@
-import type { Context } from '../context';
+import type { Context } from '../types';
 
 /** What commander hands over: positional arguments in order, and the command's own flags. */
 export interface RawInvocation {

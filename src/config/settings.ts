@@ -1,6 +1,6 @@
 import { CONTRACT_API_KEY_HINT, hasApiKeyShape } from '../contract/apiKeys';
 import { BASE_PATH } from '../contract/version';
-import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../context';
+import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
 import { MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
 
 type Env = Record<string, string | undefined>;

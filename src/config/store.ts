@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Profile, ProfileStore } from '../context';
+import type { Profile, ProfileStore } from '../types';
 import { UsageError } from '../errors';
 import { appDirectory } from '../lib/paths';
 

@@ -1,4 +1,4 @@
-import type { Context } from '../context';
+import type { Context } from '../types';
 import type { RawInvocation } from '../commands/types';
 import { showHelp } from './topics';
 

@@ -1,4 +1,4 @@
-import type { Context } from '../context';
+import type { Context } from '../types';
 import { renderCard, type CardSection } from './card';
 import { palette } from './colors';
 import { createFormat, type Format } from './format';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/context';
+import type { Clock } from '../../src/types';
 import { ApiError, CliError, EXIT, NetworkError, NotTheApiError, UsageError } from '../../src/errors';
 import { VERSION } from '../../src/api/version';
 import { createTestContext, type TestContext, type TestContextOptions } from '../helpers/context';

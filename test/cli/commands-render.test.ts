@@ -13,7 +13,7 @@ import * as health from '../../src/commands/health/health';
 import * as listProjects from '../../src/commands/projects/list';
 import * as projectStatus from '../../src/commands/projects/status';
 import { ApiError, EXIT, ProtocolError, UsageError } from '../../src/errors';
-import type { Clock } from '../../src/context';
+import type { Clock } from '../../src/types';
 import { createTestContext, type TestContext, type TestContextOptions } from '../helpers/context';
 import { CONFIGURABLE_QUERY_PARAMETERS, DEFAULT_MAX_RESPONSE_BYTES } from '../../src/config/settings';
 import { stubApi, type StubApi, type Stubs } from '../helpers/stubApi';

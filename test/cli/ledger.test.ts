@@ -3,7 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/context';
+import type { Clock } from '../../src/types';
 import { LedgerLockedError, UsageError } from '../../src/errors';
 import { Ledger, readLedger, type LinkTarget } from '../../src/commands/login-link/lib/ledgerStore';
 import { acquireLedgerLock, lockPathOf } from '../../src/commands/login-link/lib/ledgerLock';

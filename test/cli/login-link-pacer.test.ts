@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/context';
+import type { Clock } from '../../src/types';
 import { QuotaExhaustedError, RateLimitPacer } from '../../src/commands/login-link/lib/pacer';
 import { formatProgress, formatRate } from '../../src/commands/login-link/lib/batchProgress';
 import { runPool } from '../../src/commands/login-link/lib/pool';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { baseUrlVersionWarning, checkApiKey, checkBaseUrl, checkQueryParameters, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, parseSize, resolveSettings } from '../../src/config/settings';
 import { hasApiKeyShape, redactApiKey } from '../../src/contract/apiKeys';
-import type { Profile, ProfileStore } from '../../src/context';
+import type { Profile, ProfileStore } from '../../src/types';
 import { EXIT, MalformedApiKeyError, MissingCredentialsError, UsageError } from '../../src/errors';
 
 const KEY_A = 'tpk_profileAkey0000000000000001';

@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import { createContext, type Clock, type GlobalOptions, type OwnedContext } from '../../src/context';
+import { createContext, type OwnedContext } from '../../src/context';
+import type { Clock, GlobalOptions } from '../../src/types';
 import { createIO } from '../../src/io';
 
 /** A writable that keeps what was written, dressed as a terminal or a pipe. */

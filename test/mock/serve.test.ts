@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { parseOptions, run, type ServeOptions } from '../../src/commands/serve/serve';
-import type { Context } from '../../src/context';
+import type { Context } from '../../src/types';
 import { UsageError } from '../../src/errors';
 import { startServeMock, waitForStdout } from '../helpers/serveMock';
 

@@ -1,6 +1,6 @@
 import { CreateAccountRequest } from '../../contract/requests';
 import type { TolerantResponseOf } from '../../api/tolerant';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { createOutput, type CardSection, type Format } from '../../output';
 import { flagConflict, parseFlagFields } from '../parseFlags';
 import { attributeOf, longName } from '../spec';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { EXIT, exitCodeForStatus, UsageError } from '../../errors';
 import { NOT_THE_API_MESSAGE } from '../../api/errors';
 import { ErrorBody } from '../../contract/errors';

@@ -1,5 +1,5 @@
 import type { ApiClient } from '../../api/types';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { ApiError, ProtocolError } from '../../errors';
 import { createOutput } from '../../output';
 import { sanitizeLine } from '../../output/sanitize';

@@ -1,7 +1,7 @@
 import { DeliverableListQuery } from '../../contract/requests';
 import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
 import type { DeliverableStatus, ProjectType } from '../../contract/resources';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { createOutput, freeText } from '../../output';
 import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseFlagFields } from '../parseFlags';

@@ -1,6 +1,6 @@
 import { DocumentListQuery } from '../../contract/requests';
 import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { createOutput, freeText } from '../../output';
 import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseFlagFields, parseId } from '../parseFlags';

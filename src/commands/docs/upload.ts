@@ -5,7 +5,7 @@ import type { TolerantResponseOf } from '../../api/tolerant';
 import type { ApiClient, UploadFile } from '../../api/types';
 import { DocumentUploadFields } from '../../contract/requests';
 import { pathId } from '../../contract/rules';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { CliError, InterruptedError, UsageError } from '../../errors';
 import { createOutput, freeText, type Format, type Output } from '../../output';
 import { progressBar } from '../../output/progress';

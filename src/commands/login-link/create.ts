@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { itemsFromArguments, parseLoginLinkInput, type LoginLinkItem } from './lib/input';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';

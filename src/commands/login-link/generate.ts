@@ -1,6 +1,6 @@
 import type { ApiClient, ApiResponse } from '../../api/types';
 import type { TolerantResponseOf } from '../../api/tolerant';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { ApiError, CliError, MissingCredentialsError, NetworkError, UsageError } from '../../errors';
 import type { LoginLinkItem } from './lib/input';
 import { RateLimitPacer } from './lib/pacer';

@@ -1,4 +1,4 @@
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { readLedger } from './lib/ledgerStore';
 import { createOutput, freeText } from '../../output';
 import type { RawInvocation } from '../types';

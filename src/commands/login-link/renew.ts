@@ -1,4 +1,4 @@
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import type { LoginLinkItem } from './lib/input';
 import { UsageError } from '../../errors';
 import { readLedger, type LedgerView } from './lib/ledgerStore';

@@ -1,5 +1,5 @@
 import { redactApiKey } from '../../contract/apiKeys';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL } from '../../config/settings';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';

@@ -1,4 +1,4 @@
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
 import { profileView } from './view';

@@ -1,5 +1,5 @@
 import { redactApiKey } from '../../contract/apiKeys';
-import type { Profile, ProfileStore } from '../../context';
+import type { Profile, ProfileStore } from '../../types';
 import { checkProfileName, unknownProfile } from '../../config/store';
 import { UsageError } from '../../errors';
 

@@ -1,7 +1,7 @@
 import { ProjectListQuery } from '../../contract/requests';
 import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
 import type { ProjectStatus, ProjectType } from '../../contract/resources';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { createOutput } from '../../output';
 import { noteListSummary, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseFlagFields, parseId } from '../parseFlags';

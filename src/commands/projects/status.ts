@@ -1,4 +1,4 @@
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { createOutput, freeText } from '../../output';
 import { parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';

@@ -1,5 +1,5 @@
 import { PERMISSIONS } from '../../contract/endpoints';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { UsageError } from '../../errors';
 import { fieldErrors } from '../../contract/rules';
 import { definedOnly, parseFlagFields } from '../parseFlags';

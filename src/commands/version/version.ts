@@ -1,5 +1,5 @@
 import { VERSION } from '../../api/version';
-import type { Context } from '../../context';
+import type { Context } from '../../types';
 import { createOutput } from '../../output';
 
 export function parseOptions(): Record<string, never> {

@@ -1,5 +1,5 @@
 import { hasApiKeyShape, redactApiKey } from '../../contract/apiKeys';
-import type { Context, ResolvedSettings, SettingSource } from '../../context';
+import type { Context, ResolvedSettings, SettingSource } from '../../types';
 import { baseUrlVersionWarning, ENVIRONMENT_VARIABLES } from '../../config/settings';
 import { ApiError, CliError, EXIT } from '../../errors';
 import { createOutput } from '../../output';

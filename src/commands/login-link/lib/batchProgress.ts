@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { Clock } from '../../../context';
+import type { Clock } from '../../../types';
 import { formatDuration } from '../../../lib/duration';
 
 export interface Progress {

@@ -1,7 +1,7 @@
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import type { Clock } from '../../../context';
+import type { Clock } from '../../../types';
 import { LedgerLockedError } from '../../../errors';
 
 /** What a lock file says about its holder. */

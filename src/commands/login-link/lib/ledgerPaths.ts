@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Context } from '../../../context';
+import type { Context } from '../../../types';
 import { appDirectory } from '../../../lib/paths';
 
 export const LEDGER_FILE_NAME = 'login-links.ndjson';

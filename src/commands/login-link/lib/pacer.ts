@@ -1,4 +1,4 @@
-import type { Clock } from '../../../context';
+import type { Clock } from '../../../types';
 import { CliError, EXIT } from '../../../errors';
 
 /** What one answer said about the key's quota (`X-RateLimit-*`), on the service's clock. */

@@ -1,0 +1,113 @@
+import type { Readable, Writable } from 'node:stream';
+import type { ApiClient } from './api/types';
+
+/**
+ * The types every layer shares: streams, settings, profiles, the clock and the context commands
+ * receive. They live below every layer (no imports but types), so api/, config/, output/ and the
+ * rest never import the factory in src/context.ts.
+ */
+/** Streams and what is known about them; commands never touch `process` directly. */
+export interface IO {
+  stdout: Writable;
+  stderr: Writable;
+  stdin: Readable;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  stdinIsTTY: boolean;
+  /** Colour on stdout / stderr: a TTY, and none of NO_COLOR, TERM=dumb, --no-color (FORCE_COLOR wins). */
+  stdoutColor: boolean;
+  stderrColor: boolean;
+  /** Terminal width for tables; 80 when not a terminal. */
+  columns: number;
+}
+
+/** Flags every command accepts (defined once on the program in `src/cli.ts`). */
+export interface GlobalOptions {
+  json: boolean;
+  /** `--json id,filename`: only these fields of the document, or of each item of a list. */
+  jsonFields?: readonly string[];
+  /** `--jq EXPRESSION`: the JSON output filtered by jq (implies `json`). */
+  jq?: string;
+  verbose: boolean;
+  color: boolean;
+  profile?: string;
+  baseUrl?: string;
+  /** Total time for one request, in milliseconds. */
+  timeoutMs?: number;
+  maxRetries?: number;
+  retry: boolean;
+  /** `--max-response-size` as given; checked with the other size settings (src/config/settings.ts). */
+  maxResponseSize?: string;
+}
+
+/** Where a setting came from, for `whoami` and `--verbose`. */
+export type SettingSource = 'flag' | 'environment' | 'profile' | 'default';
+
+export interface ResolvedSettings {
+  profileName: string | null;
+  /** How the profile was chosen: `--profile`, TAXPREP_PROFILE, or the stored default. */
+  profileSource?: SettingSource;
+  baseUrl: string;
+  baseUrlSource: SettingSource;
+  /** Undefined when no key is configured anywhere; commands that need one fail with exit 3. */
+  apiKey: string | undefined;
+  apiKeySource: SettingSource | undefined;
+  /** The largest answer taxprep reads (flag, environment, profile, default 8 MB). */
+  maxResponseBytes: number;
+  /** The query parameter name sent for each filter the contract does not name (`projects.type` -> `type`). */
+  queryParameters: Record<string, string>;
+}
+
+export interface Profile {
+  name: string;
+  baseUrl: string;
+  apiKey: string;
+  /** `max_response_size` in the file, e.g. "16MB". */
+  maxResponseSize?: string;
+  /** `query_parameters` in the file: names of the filters the contract does not show. */
+  queryParameters?: Record<string, string>;
+}
+
+/** The profile store (src/config/): read directly, written through conf; file mode 0600, one default profile. */
+export interface ProfileStore {
+  /** Path of the profile file, for messages. */
+  readonly path: string;
+  list(): Profile[];
+  get(name: string): Profile | undefined;
+  defaultName(): string | undefined;
+  /** Adds or replaces a profile; the first profile added becomes the default. */
+  save(profile: Profile): Promise<void>;
+  remove(name: string): Promise<boolean>;
+  setDefault(name: string): Promise<void>;
+}
+
+export interface Clock {
+  now(): Date;
+  /** Resolves after `ms`, or rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * The factory: everything a command needs, built lazily so that a command pays only for what it
+ * uses (`health` never loads conf when flags and environment name the base URL, say).
+ * Tests build one with fake streams and a real mock server instead of spawning a process.
+ */
+export interface Context {
+  io: IO;
+  env: Record<string, string | undefined>;
+  globals: GlobalOptions;
+  clock: Clock;
+  profiles(): Promise<ProfileStore>;
+  settings(): Promise<ResolvedSettings>;
+  /** An API client for the resolved settings; fails with `MissingCredentialsError` when `requireKey` and no key is set. */
+  api(options?: { requireKey?: boolean }): Promise<ApiClient>;
+  /** Reads a secret: a hidden prompt on a terminal, else one line of stdin. */
+  readSecret(prompt: string): Promise<string>;
+  /** Opens a URL in the user's browser (`--open`); prints it instead when there is no display. */
+  openUrl(url: string): Promise<void>;
+  /**
+   * Aborted by the first Ctrl-C (SIGINT) after it was asked for, so that a command can say what it
+   * did before it stops; a second Ctrl-C ends the process the usual way.
+   */
+  interrupted(): AbortSignal;
+}
