@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixtureError, loadFixtureFile, parseFixture, stateFromFixture, type FixtureInput } from '../../src/mock/fixture';
+import { FixtureError, loadFixtureFile, parseFixture, resolveTimestamp, stateFromFixture, type FixtureInput } from '../../src/mock/fixture';
 
 /** A small valid fixture; each case below breaks one thing in a copy of it. */
 function validFixture(): FixtureInput {
@@ -182,14 +182,19 @@ describe('stateFromFixture', () => {
     fixture.accounts[0].created_at = '-30d';
     fixture.accounts[1].created_at = '2025-06-01T09:30:00+02:00';
     fixture.projects[0].estimated_completion = '+14d';
-    fixture.projects[0].last_updated = '-6h';
+    fixture.projects[0].last_updated = '-1h30m';
     fixture.projects[0].outstanding_items[0].requested_at = 'now';
     const { state } = stateFromFixture(parseFixture(fixture), now);
     expect(state.accounts[0]!.created_at).toBe('2026-01-30T12:00:00.000Z');
     expect(state.accounts[1]!.created_at).toBe('2025-06-01T07:30:00.000Z');
     expect(state.accounts[2]!.created_at).toBe(now.toISOString());
-    expect(state.projects[0]).toMatchObject({ estimated_completion: '2026-03-15T12:00:00.000Z', last_updated: '2026-03-01T06:00:00.000Z', created_at: now.toISOString() });
+    expect(state.projects[0]).toMatchObject({ estimated_completion: '2026-03-15T12:00:00.000Z', last_updated: '2026-03-01T10:30:00.000Z', created_at: now.toISOString() });
     expect(state.outstandingItems[0]!.requested_at).toBe(now.toISOString());
+  });
+
+  it('reads relative times in the one duration grammar, and refuses ones beyond ten years or without a unit', () => {
+    for (const value of ['-30', '+11y', '-3700d', '+', 'yesterday']) expect(resolveTimestamp(value, now)).toBeUndefined();
+    expect(resolveTimestamp('+90m', now)).toBe('2026-03-01T13:30:00.000Z');
   });
 
   it('numbers users and items, and hands out ids after the largest of each kind', () => {
