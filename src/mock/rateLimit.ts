@@ -7,7 +7,7 @@ export interface RateLimitStatus {
   limit: number;
   /** How many more requests would be admitted right now. */
   remaining: number;
-  /** When `remaining` next grows (the oldest counted request leaves the window), in whole seconds since the epoch, rounded up. */
+  /** When `remaining` next grows (the oldest counted request leaves the window), in seconds since the epoch with milliseconds as a fraction. */
   resetEpochSeconds: number;
 }
 
@@ -97,7 +97,7 @@ function tightestWindow(windows: RateLimitWindow[], logs: TimestampLog[]): RateL
       resetMs = freesAtMs;
     }
   }
-  return { limit, remaining, resetEpochSeconds: Math.ceil(resetMs / 1000) };
+  return { limit, remaining, resetEpochSeconds: resetMs / 1000 };
 }
 
 function rateLimitError(window: RateLimitWindow, admitAtMs: number, nowMs: number): MockError<'RATE_LIMIT_EXCEEDED'> {
@@ -112,7 +112,7 @@ function rateLimitError(window: RateLimitWindow, admitAtMs: number, nowMs: numbe
       'retry-after': String(retryAfterSeconds),
       'x-ratelimit-limit': String(window.limit),
       'x-ratelimit-remaining': '0',
-      'x-ratelimit-reset': String(Math.ceil(admitAtMs / 1000)),
+      'x-ratelimit-reset': String(admitAtMs / 1000),
     },
   );
 }
