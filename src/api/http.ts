@@ -74,9 +74,6 @@ export function createTransport(options: TransportOptions) {
 
   const load = () =>
     (loaded ??= (async () => {
-      // undici parses HTTP with a WebAssembly module; V8's baseline compiler alone starts it sooner
-      // than waiting for the optimising tier, which a short-lived CLI never benefits from.
-      (await import('node:v8')).setFlagsFromString('--liftoff-only');
       // The modules taxprep uses, not undici's index, which loads fetch, WebSocket, caches and
       // mocks too: about as much start-up time again as `node -e 0` (bench/startup.bench.js).
       // Like the index, put the request API on every dispatcher (proxy agents call `connect`).
