@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { appDirectory } from './lib/paths';
@@ -20,6 +20,8 @@ export interface LoadedCli {
 
 /** Different commands leave a cache each; beyond this many, new ones are not written. */
 const MAX_CACHED_COMMANDS = 64;
+/** Builds of the bundle whose caches are kept. */
+const KEPT_BUILDS = 4;
 const COMMAND_WORD = /^[a-z][a-z-]{0,31}$/;
 
 /**
@@ -40,7 +42,7 @@ export function commandKey(argv: readonly string[]): string {
  * Where compiled code for this build of the bundle, this Node and this command is kept, or
  * undefined when the user turned caching off (NODE_DISABLE_COMPILE_CACHE, as for Node's own). V8
  * checks the Node version and the source's length, not its content, so the directory also names
- * the bundle's size and modification time: a new build never meets the old build's code.
+ * the bundle's size and modification time: a new build never meets an old build's code.
  */
 export function cachePathOf(bundle: string, argv: readonly string[], env: Env): string | undefined {
   if (env.NODE_DISABLE_COMPILE_CACHE) return undefined;
@@ -83,7 +85,7 @@ export function loadCli(bundle: string, argv: readonly string[], env: Env): Load
       if (cachePath === undefined || (cachedData !== undefined && !script.cachedDataRejected)) return;
       try {
         const directory = dirname(cachePath);
-        if (mkdirSync(directory, { recursive: true, mode: 0o700 }) !== undefined) removeOtherBuilds(directory);
+        if (mkdirSync(directory, { recursive: true, mode: 0o700 }) !== undefined) removeOldBuilds(dirname(directory));
         if (readdirSync(directory).length >= MAX_CACHED_COMMANDS) return;
         const { writeFileAtomically } = await import('./lib/files');
         await writeFileAtomically(cachePath, script.createCachedData(), { durable: false });
@@ -94,10 +96,13 @@ export function loadCli(bundle: string, argv: readonly string[], env: Env): Load
   };
 }
 
-/** A new build's directory replaces those of earlier builds (and of other Node versions). */
-function removeOtherBuilds(directory: string): void {
-  const parent = dirname(directory);
-  for (const entry of readdirSync(parent)) {
-    if (entry !== basename(directory)) rmSync(join(parent, entry), { recursive: true, force: true });
-  }
+/**
+ * Keeps the directories of the few builds that last wrote a cache (two installs, or two Node
+ * versions, may take turns) and removes older ones, which new builds have made useless.
+ */
+function removeOldBuilds(parent: string): void {
+  const builds = readdirSync(parent)
+    .map((entry) => ({ path: join(parent, entry), writtenMs: statSync(join(parent, entry)).mtimeMs }))
+    .sort((a, b) => b.writtenMs - a.writtenMs);
+  for (const build of builds.slice(KEPT_BUILDS)) rmSync(build.path, { recursive: true, force: true });
 }

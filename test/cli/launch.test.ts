@@ -91,15 +91,20 @@ describe('loadCli: the CLI bundle with a V8 code cache', () => {
     expect(readFileSync(cachePath).length).toBe(good.length);
   });
 
-  it('a new build of the bundle gets a cache of its own and the old build\'s is removed', async () => {
+  it('a new build of the bundle gets a cache of its own; the caches of the last four builds are kept', async () => {
     const { bundle, env } = setUp();
-    await run(bundle, ['health'], env);
-    const before = cachePathOf(bundle, ['health'], env)!;
-    writeFileSync(bundle, `${BUNDLE}\n// rebuilt\n`);
-    await run(bundle, ['health'], env);
-    const after = cachePathOf(bundle, ['health'], env)!;
-    expect(after).not.toBe(before);
-    expect(readdirSync(dirname(dirname(after)))).toEqual([dirname(after).split(/[\\/]/).pop()]);
+    const buildDirectories: string[] = [];
+    for (let build = 1; build <= 5; build += 1) {
+      writeFileSync(bundle, `${BUNDLE}\n// build ${'x'.repeat(build)}\n`);
+      expect(await run(bundle, ['health'], env)).toBe(1101);
+      const directory = dirname(cachePathOf(bundle, ['health'], env)!);
+      expect(buildDirectories).not.toContain(directory);
+      buildDirectories.push(directory);
+      // Ordered by when they were last written, which the file system may not tell apart within a test.
+      utimesSync(directory, new Date(build * 1000), new Date(build * 1000));
+    }
+    const kept = readdirSync(dirname(buildDirectories[0]!)).map((entry) => join(dirname(buildDirectories[0]!), entry));
+    expect(kept.sort()).toEqual(buildDirectories.slice(1).sort());
   });
 
   it('runs without a cache where none can be written, and writes none when NODE_DISABLE_COMPILE_CACHE is set', async () => {
