@@ -73,7 +73,8 @@ export function loadCli(bundle: string, argv: readonly string[], env: Env): Load
   setFlagsFromString('--liftoff-only');
   const cachePath = cachePathOf(bundle, argv, env);
   const cachedData = readCache(cachePath);
-  const source = readFileSync(bundle, 'utf8');
+  // ASCII only (bin/build.js checks), so read as one-byte text: no UTF-8 to decode.
+  const source = readFileSync(bundle, 'latin1');
   // The bundle is CommonJS (bin/build.js); the wrapper is on its first line, so its line numbers hold.
   const script = new Script(`(function (exports, require, module, __filename, __dirname, __taxprepImportPackage) {${source}\n})`, { filename: bundle, cachedData });
   const module = { exports: {} as CliModule };

@@ -1,6 +1,6 @@
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { buildOptions } from '../../bin/build.js';
+import { buildOptions, checkAscii } from '../../bin/build.js';
 
 /**
  * Start-up stays fast only while the command tree loads nothing heavy: every command's module,
@@ -45,6 +45,15 @@ describe('start-up imports', () => {
     const kinds = new Set(Object.values(outputs).flatMap((output) => output.imports.map((imported) => imported.kind)));
     expect([...kinds]).not.toContain('dynamic-import');
     expect([...kinds]).not.toContain('import-statement');
+  });
+
+  it('is ASCII only, which the launcher reads as one-byte text, and leaves form-data to `docs upload`', async () => {
+    const result = await build({ ...buildOptions, outfile: '/virtual-out/cli.cjs', write: false, metafile: true, logLevel: 'silent' });
+    const bundleText = result.outputFiles.find((file) => file.path.endsWith('cli.cjs'))!.text;
+    expect(() => checkAscii(bundleText)).not.toThrow();
+    expect(() => checkAscii(`${bundleText}// Wärting`)).toThrow(/not ASCII/);
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.filter((input) => input.startsWith('node_modules/form-data/') || input.startsWith('node_modules/mime-db/'))).toEqual([]);
   });
 
   it('bundles zod without its locales, and gives undici a node:http2 that loads only when used', async () => {
