@@ -10,13 +10,22 @@ import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Gives undici's HTTP/2 client a stand-in that loads `node:http2` only when used (src/api/http2OnDemand.ts). */
-const http2OnDemand = {
-  name: 'http2-on-demand',
+/**
+ * Stand-ins that load a Node module only when used, given to one importer each: undici's HTTP/2
+ * client gets src/api/http2OnDemand.ts for `node:http2`, commander src/childProcessOnDemand.ts for
+ * `node:child_process`.
+ */
+const ON_DEMAND = [
+  { module: 'node:http2', importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/, standIn: 'src/api/http2OnDemand.ts' },
+  { module: 'node:child_process', importer: /[\\/]commander[\\/]lib[\\/]command\.js$/, standIn: 'src/childProcessOnDemand.ts' },
+];
+const modulesOnDemand = {
+  name: 'modules-on-demand',
   setup(builder) {
-    builder.onResolve({ filter: /^node:http2$/ }, (args) =>
-      /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/.test(args.importer) ? { path: `${root}src/api/http2OnDemand.ts` } : undefined,
-    );
+    builder.onResolve({ filter: /^node:(http2|child_process)$/ }, (args) => {
+      const entry = ON_DEMAND.find(({ module, importer }) => module === args.path && importer.test(args.importer));
+      return entry === undefined ? undefined : { path: `${root}${entry.standIn}` };
+    });
   },
 };
 
@@ -82,7 +91,7 @@ export const buildOptions = {
   minifySyntax: true,
   legalComments: 'external',
   charset: 'ascii',
-  plugins: [http2OnDemand, mockServerApart, launcherImport],
+  plugins: [modulesOnDemand, mockServerApart, launcherImport],
 };
 
 /** The launcher reads dist/cli.cjs as Latin-1 (src/launch.ts): anything but ASCII would be misread. */

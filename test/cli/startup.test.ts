@@ -66,6 +66,13 @@ describe('start-up imports', () => {
     expect(outputs.flatMap((output) => output.imports).filter((imported) => imported.path === 'node:http2')).toEqual([]);
   });
 
+  it('gives commander a node:child_process that loads only when used', async () => {
+    const { inputs } = await bundle();
+    const imports = inputs['node_modules/commander/lib/command.js']!.imports.map((imported) => imported.path);
+    expect(imports).toContain('src/childProcessOnDemand.ts');
+    expect(imports).not.toContain('node:child_process');
+  });
+
   it('loads jq (jq-wasm) and conf only when used: jq through import(), conf through the launcher', async () => {
     const { inputs } = await bundle();
     const importsOf = (path: string) => Object.values(inputs).flatMap((input) => input.imports).filter((imported) => imported.path === path);
