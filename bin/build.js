@@ -66,7 +66,7 @@ const common = { absWorkingDir: root, bundle: true, format: 'esm', platform: 'no
 export const mockBuildOptions = { ...common, format: 'cjs', entryPoints: [MOCK_SERVER_SOURCE], outfile: 'dist/mock/server.cjs', packages: 'external' };
 
 /** The launcher: loads dist/cli.cjs with its code cache; what writes the cache is a chunk of its own, loaded only then. */
-export const launchBuildOptions = { ...common, entryPoints: ['src/launch.ts'], outdir: 'dist', splitting: true, chunkNames: 'chunks/[name]-[hash]' };
+const launchBuildOptions = { ...common, entryPoints: ['src/launch.ts'], outdir: 'dist', splitting: true, chunkNames: 'chunks/[name]-[hash]' };
 
 /** @type {import('esbuild').BuildOptions} */
 export const buildOptions = {
