@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import nodeModule, { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
@@ -73,6 +73,9 @@ export function loadCli(bundle: string, argv: readonly string[], env: Env): Load
   setFlagsFromString('--liftoff-only');
   const cachePath = cachePathOf(bundle, argv, env);
   const cachedData = readCache(cachePath);
+  // Node 22.1 and later also keep what their module loader compiles: what the bundle leaves to Node
+  // (conf, jq-wasm, the mock and its dependencies). A no-op on Node 20; never throws.
+  if (cachePath !== undefined) (nodeModule as { enableCompileCache?: (directory: string) => unknown }).enableCompileCache?.(join(appDirectory('cache', env), 'modules'));
   // ASCII only (bin/build.js checks), so read as one-byte text: no UTF-8 to decode.
   const source = readFileSync(bundle, 'latin1');
   // The bundle is CommonJS (bin/build.js); the wrapper is on its first line, so its line numbers hold.
