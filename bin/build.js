@@ -11,18 +11,20 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Stand-ins that load a Node module only when used, given to one importer each: undici's HTTP/2
- * client gets src/api/http2OnDemand.ts for `node:http2`, commander src/childProcessOnDemand.ts for
- * `node:child_process`.
+ * Stand-ins for Node modules, given to the importers named: undici's HTTP/2 client gets
+ * src/api/http2OnDemand.ts for `node:http2`, commander src/childProcessOnDemand.ts for
+ * `node:child_process` (both load the real module only when used), and undici's core and client
+ * src/api/httpForUndici.ts for `node:http`, of which they read two values.
  */
 const ON_DEMAND = [
   { module: 'node:http2', importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/, standIn: 'src/api/http2OnDemand.ts' },
   { module: 'node:child_process', importer: /[\\/]commander[\\/]lib[\\/]command\.js$/, standIn: 'src/childProcessOnDemand.ts' },
+  { module: 'node:http', importer: /[\\/]undici[\\/]lib[\\/](core[\\/]util|dispatcher[\\/]client)\.js$/, standIn: 'src/api/httpForUndici.ts' },
 ];
 const modulesOnDemand = {
   name: 'modules-on-demand',
   setup(builder) {
-    builder.onResolve({ filter: /^node:(http2|child_process)$/ }, (args) => {
+    builder.onResolve({ filter: /^node:(http2|child_process|http)$/ }, (args) => {
       const entry = ON_DEMAND.find(({ module, importer }) => module === args.path && importer.test(args.importer));
       return entry === undefined ? undefined : { path: `${root}${entry.standIn}` };
     });
