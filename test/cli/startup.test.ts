@@ -66,11 +66,15 @@ describe('start-up imports', () => {
     expect(outputs.flatMap((output) => output.imports).filter((imported) => imported.path === 'node:http2')).toEqual([]);
   });
 
-  it('gives commander a node:child_process that loads only when used', async () => {
+  it.each([
+    ['node_modules/commander/lib/command.js', 'node:child_process', 'src/childProcessOnDemand.ts'],
+    ['node_modules/undici/lib/core/util.js', 'node:http', 'src/api/httpForUndici.ts'],
+    ['node_modules/undici/lib/dispatcher/client.js', 'node:http', 'src/api/httpForUndici.ts'],
+  ])('gives %s a stand-in for %s', async (importer, module, standIn) => {
     const { inputs } = await bundle();
-    const imports = inputs['node_modules/commander/lib/command.js']!.imports.map((imported) => imported.path);
-    expect(imports).toContain('src/childProcessOnDemand.ts');
-    expect(imports).not.toContain('node:child_process');
+    const imports = inputs[importer]!.imports.map((imported) => imported.path);
+    expect(imports).toContain(standIn);
+    expect(imports).not.toContain(module);
   });
 
   it('loads jq (jq-wasm) and conf only when used: jq through import(), conf through the launcher', async () => {
