@@ -4,6 +4,9 @@
 // API commands run twice: settings from the environment (as in cron) and from a stored profile.
 // Targets: --help <= 1.5x and health <= 2.5x of `node -e 0`; accounts get with a stored profile
 // <= 1.6x of the bare GET.
+// taxprep keeps compiled code between runs (src/launch.ts), in a cache directory made here: the
+// warm-up runs fill it, as a user's first runs do. One more row shows `accounts get` without it
+// (NODE_DISABLE_COMPILE_CACHE), as on the first run of a command after an install.
 // Runs the commands interleaved (one run of each, round after round), so that a shared machine's
 // changing load hits all of them alike; hyperfine runs each command's runs back to back, which on
 // a busy machine skews the ratios, so it is used only on request (BENCH_TOOL=hyperfine).
@@ -93,11 +96,12 @@ const BARE_GET = `require('node:http').get(process.argv[1], { headers: { authori
 
 const mock = await startMock();
 const configHomes = [mkdtempSync(join(tmpdir(), 'taxprep-bench-config-')), mkdtempSync(join(tmpdir(), 'taxprep-bench-profile-'))];
+const cacheHome = mkdtempSync(join(tmpdir(), 'taxprep-bench-cache-'));
 try {
   // Settings from the environment, as in cron: no profile file is read.
-  const fromEnvironment = { ...process.env, XDG_CONFIG_HOME: configHomes[0], TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: KEY, NO_COLOR: '1' };
+  const fromEnvironment = { ...process.env, XDG_CONFIG_HOME: configHomes[0], XDG_CACHE_HOME: cacheHome, TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: KEY, NO_COLOR: '1' };
   // The same settings from a stored default profile, written by `taxprep profiles add` (so by conf).
-  const fromProfile = { ...process.env, XDG_CONFIG_HOME: configHomes[1], NO_COLOR: '1' };
+  const fromProfile = { ...process.env, XDG_CONFIG_HOME: configHomes[1], XDG_CACHE_HOME: cacheHome, NO_COLOR: '1' };
   for (const name of ['TAXPREP_BASE_URL', 'TAXPREP_API_KEY', 'TAXPREP_PROFILE']) delete fromProfile[name];
   execFileSync(node, [bin, 'profiles', 'add', 'bench', '--api-key-stdin', '--base-url', mock.baseUrl], { env: fromProfile, input: `${KEY}\n`, stdio: 'pipe' });
 
@@ -112,6 +116,7 @@ try {
     { name: 'health (profile)', argv: [node, bin, 'health'], env: fromProfile, baseline: nodeBaseline, target: 2.5 },
     { name: 'accounts get (environment)', argv: [node, bin, 'accounts', 'get', '1001'], env: fromEnvironment, baseline: getBaseline },
     { name: 'accounts get (profile)', argv: [node, bin, 'accounts', 'get', '1001'], env: fromProfile, baseline: getBaseline, target: 1.6 },
+    { name: 'accounts get (no cache)', argv: [node, bin, 'accounts', 'get', '1001'], env: { ...fromProfile, NODE_DISABLE_COMPILE_CACHE: '1' }, baseline: getBaseline },
   ];
   const tool = wantsHyperfine() ? 'hyperfine' : 'interleaved loop';
   const medians = tool === 'hyperfine' ? measureWithHyperfine(commands) : measureInterleaved(commands);
@@ -130,5 +135,5 @@ try {
   if (missed > 0) process.stdout.write(`${missed} target(s) missed on this run\n`);
 } finally {
   await mock.stop();
-  for (const directory of configHomes) rmSync(directory, { recursive: true, force: true });
+  for (const directory of [...configHomes, cacheHome]) rmSync(directory, { recursive: true, force: true });
 }

@@ -3,3 +3,5 @@ import type { BuildOptions } from 'esbuild';
 
 export const buildOptions: BuildOptions;
 export const mockBuildOptions: BuildOptions;
+/** Throws, naming the offset, when `text` holds a character that is not ASCII. */
+export function checkAscii(text: string): void;

@@ -1,35 +1,63 @@
 #!/usr/bin/env node
-// Builds dist/ from src/ (`npm run build`, run by `npm install` through `prepare`): one ESM bundle
-// split into chunks, so each command's code loads only when that command runs.
+// Builds dist/ from src/ (`npm run build`, run by `npm install` through `prepare`): the CLI as one
+// CommonJS bundle (dist/cli.cjs) that the launcher (dist/launch.js, from src/launch.ts) runs with a
+// V8 code cache, and the mock as a bundle of its own. Each command's modules are still initialised
+// only when that command runs (esbuild turns their dynamic imports into lazy initialisers).
 // test/cli/startup.test.ts builds with the same options to check what start-up loads.
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Gives undici's HTTP/2 client a stand-in that loads `node:http2` only when used (src/api/http2OnDemand.ts). */
-const http2OnDemand = {
-  name: 'http2-on-demand',
+/**
+ * Stand-ins for Node modules, given to the importers named: undici's HTTP/2 client gets
+ * src/api/http2OnDemand.ts for `node:http2`, commander src/childProcessOnDemand.ts for
+ * `node:child_process` (both load the real module only when used), and undici's core and client
+ * src/api/httpForUndici.ts for `node:http`, of which they read two values.
+ */
+const ON_DEMAND = [
+  { module: 'node:http2', importer: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/, standIn: 'src/api/http2OnDemand.ts' },
+  { module: 'node:child_process', importer: /[\\/]commander[\\/]lib[\\/]command\.js$/, standIn: 'src/childProcessOnDemand.ts' },
+  { module: 'node:http', importer: /[\\/]undici[\\/]lib[\\/](core[\\/]util|dispatcher[\\/]client)\.js$/, standIn: 'src/api/httpForUndici.ts' },
+];
+const modulesOnDemand = {
+  name: 'modules-on-demand',
   setup(builder) {
-    builder.onResolve({ filter: /^node:http2$/ }, (args) =>
-      /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/.test(args.importer) ? { path: `${root}src/api/http2OnDemand.ts` } : undefined,
-    );
+    builder.onResolve({ filter: /^node:(http2|child_process|http)$/ }, (args) => {
+      const entry = ON_DEMAND.find(({ module, importer }) => module === args.path && importer.test(args.importer));
+      return entry === undefined ? undefined : { path: `${root}${entry.standIn}` };
+    });
   },
 };
 
 /**
- * The mock is a bundle of its own (dist/mock/server.js), loaded by `taxprep serve` at run time,
+ * The mock is a bundle of its own (dist/mock/server.cjs), loaded by `taxprep serve` at run time,
  * with its dependencies left to Node: bundled with the CLI (zod in particular), the same server
- * answered about an eighth fewer requests a second (bench/throughput.bench.js).
+ * answered about an eighth fewer requests a second (bench/throughput.bench.js). CommonJS, so that
+ * the CLI's bundle can `require` it.
  */
 const MOCK_SERVER_SOURCE = 'src/mock/server.ts';
 const mockServerApart = {
   name: 'mock-server-apart',
   setup(builder) {
     builder.onResolve({ filter: /[\\/]mock[\\/]server$/ }, (args) =>
-      /[\\/]commands[\\/]serve[\\/]serve\.ts$/.test(args.importer) ? { path: '../mock/server.js', external: true } : undefined,
+      /[\\/]commands[\\/]serve[\\/]serve\.ts$/.test(args.importer) ? { path: './mock/server.cjs', external: true } : undefined,
     );
+  },
+};
+
+/**
+ * Packages that are only ES modules (conf) are loaded with the launcher's `import()`, handed to
+ * the bundle by src/launch.ts: a script compiled with a code cache has none of its own on Node 20.
+ */
+const launcherImport = {
+  name: 'launcher-import',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]src[\\/]lib[\\/]importPackage\.ts$/ }, () => ({
+      contents: 'export const importPackage = (name) => __taxprepImportPackage(name);',
+      loader: 'js',
+    }));
   },
 };
 
@@ -37,28 +65,47 @@ const mockServerApart = {
 const common = { absWorkingDir: root, bundle: true, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' };
 
 /** @type {import('esbuild').BuildOptions} */
-export const mockBuildOptions = { ...common, entryPoints: [MOCK_SERVER_SOURCE], outfile: 'dist/mock/server.js', packages: 'external' };
+export const mockBuildOptions = { ...common, format: 'cjs', entryPoints: [MOCK_SERVER_SOURCE], outfile: 'dist/mock/server.cjs', packages: 'external' };
+
+/** The launcher: loads dist/cli.cjs with its code cache; what writes the cache is a chunk of its own, loaded only then. */
+const launchBuildOptions = { ...common, entryPoints: ['src/launch.ts'], outdir: 'dist', splitting: true, chunkNames: 'chunks/[name]-[hash]' };
 
 /** @type {import('esbuild').BuildOptions} */
 export const buildOptions = {
   ...common,
   entryPoints: ['src/cli.ts'],
-  outdir: 'dist',
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
+  outfile: 'dist/cli.cjs',
+  // One file: with a code cache, what costs is running code, not its size; split into ES modules
+  // it could have no code cache at all on Node 20.
+  format: 'cjs',
+  // `import()` becomes `require`: the bundle runs where it has no `import()` (src/launch.ts).
+  supported: { 'dynamic-import': false },
   // Dependencies are bundled: resolving and reading hundreds of small files is most of what Node
   // does before a command can run. Left out: conf, whose dependencies load their own files at run
-  // time, jq-wasm, which reads its jq.wasm from beside its own module (loaded only for --jq), and
-  // the mock (its own bundle, above).
-  external: ['conf', 'jq-wasm'],
-  // Bundled CommonJS (undici, commander) calls `require` for Node's modules; ESM has none.
-  banner: { js: "import { createRequire as __taxprepCreateRequire } from 'node:module'; const require = __taxprepCreateRequire(import.meta.url);" },
-  plugins: [http2OnDemand, mockServerApart],
+  // time, jq-wasm, which reads its jq.wasm from beside its own module (loaded only for --jq),
+  // form-data (with its 200 KB table of media types, loaded only by `docs upload`), and the mock
+  // (its own bundle, above).
+  external: ['conf', 'jq-wasm', 'form-data'],
+  // Every run reads the whole file: without comments and blank space it is a third smaller, and in
+  // ASCII only (licence comments go to dist/cli.cjs.LEGAL.txt) the launcher reads it as one-byte
+  // text, about three times faster than decoding UTF-8. Names are kept, for --verbose stack traces.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'external',
+  charset: 'ascii',
+  plugins: [modulesOnDemand, mockServerApart, launcherImport],
 };
+
+/** The launcher reads dist/cli.cjs as Latin-1 (src/launch.ts): anything but ASCII would be misread. */
+export function checkAscii(text) {
+  const at = text.search(/[^\x00-\x7f]/);
+  if (at !== -1) throw new Error(`dist/cli.cjs holds a character that is not ASCII at offset ${at}: ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 40))}`);
+}
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
   // A clean directory: chunk names carry content hashes, so stale chunks would pile up.
   rmSync(`${root}dist`, { recursive: true, force: true });
-  await Promise.all([build({ ...buildOptions, define: { TAXPREP_VERSION: JSON.stringify(version) } }), build(mockBuildOptions)]);
+  await Promise.all([build({ ...buildOptions, define: { TAXPREP_VERSION: JSON.stringify(version) } }), build(launchBuildOptions), build(mockBuildOptions)]);
+  checkAscii(readFileSync(`${root}dist/cli.cjs`, 'latin1'));
 }

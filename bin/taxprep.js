@@ -1,15 +1,12 @@
 #!/usr/bin/env node
 // Launcher: refuse an unsupported Node before loading anything, then run the built CLI.
-import module from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 20 || (major === 20 && minor < 19)) {
   process.stderr.write(`taxprep needs Node.js 20.19 or newer; this is ${process.version}.\n`);
   process.exit(2);
 }
-// Node 22.1+ keeps compiled code between runs; a no-op where unavailable.
-module.enableCompileCache?.();
-
 // A reader that stopped reading (`taxprep ... | head -1`) is not a failure: stop quietly.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error) => {
@@ -18,8 +15,10 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const { main } = await import('../dist/cli.js');
-const exitCode = await main(process.argv.slice(2));
+const { loadCli } = await import('../dist/launch.js');
+const argv = process.argv.slice(2);
+const { cli, keepCompiledCode } = loadCli(fileURLToPath(new URL('../dist/cli.cjs', import.meta.url)), argv, process.env);
+const exitCode = await cli.main(argv);
 
 /** Resolves once everything written to `stream` so far has been handed to the OS. */
 const flushed = (stream) => new Promise((resolve) => stream.write('', () => resolve()));
@@ -27,4 +26,5 @@ const flushed = (stream) => new Promise((resolve) => stream.write('', () => reso
 // compiling in the background and closed sockets linger for a moment, and a CLI gains nothing
 // from waiting for either.
 await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+await keepCompiledCode();
 process.exit(exitCode);

@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { VERSION } from './api/version';
 import { addCommand, describeCommand, groupAction } from './commands/register';
-import { walk } from './commands/spec';
+import { walk, type CommandSpec } from './commands/spec';
 import { MAX_RETRIES_LIMIT, program as programSpec } from './commands/tree';
 import type { Dispatch } from './commands/types';
 import { createContext, type OwnedContext } from './context';
@@ -35,9 +35,10 @@ class Program extends Command {
 
 /**
  * The command tree, made from the declarations in src/commands/tree.ts. Every command's module is
- * imported by `dispatch` when it runs, so building the tree loads nothing heavy.
+ * imported by `dispatch` when it runs, so building the tree loads nothing heavy. `only` limits it
+ * to one top-level command's branch (see `branchOf`).
  */
-export function buildProgram(dispatch: Dispatch, output?: OutputSinks): Command {
+export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: CommandSpec): Command {
   const root = new Program(programSpec.name)
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
@@ -55,8 +56,18 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks): Command 
     // Commander's own error line is replaced by main's report (which knows about --json).
     root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined });
   }
-  for (const spec of programSpec.subcommands ?? []) addCommand(root, spec, dispatch);
+  for (const spec of only === undefined ? (programSpec.subcommands ?? []) : [only]) addCommand(root, spec, dispatch);
   return root;
+}
+
+/**
+ * The top-level command a command line runs, when its first word names one and it asks for no
+ * help: only that branch needs building. Otherwise (help, a flag first, an unknown or misspelt
+ * command) the whole tree is built, for help and suggestions that name every command.
+ */
+export function branchOf(argv: readonly string[]): CommandSpec | undefined {
+  if (argv.some((word) => word === '-h' || word === '--help')) return undefined;
+  return programSpec.subcommands?.find((spec) => spec.name === argv[0]);
 }
 
 /** The program's own flags, checked: a table-tested pure function of what commander parsed. */
@@ -136,10 +147,14 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     context = createContext({ io, env, globals, clock: overrides.clock, random: overrides.random });
     exitCode = (await module.run(context, options)) ?? EXIT.OK;
   };
-  const program = buildProgram(dispatch, {
-    writeOut: (text) => stdout.write(text),
-    writeErr: (text) => stderr.write(text),
-  });
+  const program = buildProgram(
+    dispatch,
+    {
+      writeOut: (text) => stdout.write(text),
+      writeErr: (text) => stderr.write(text),
+    },
+    branchOf(argv),
+  );
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -9,7 +9,7 @@ import { CONFIGURABLE_QUERY_PARAMETERS, describeKeySource, ENVIRONMENT_VARIABLES
 import { sanitizeLine } from '../output/sanitize';
 import type { ApiClient, ApiResponse, CallInput } from './types';
 import { apiErrorFrom, notTheApi, type ErrorContext } from './errors';
-import { LIST_KEYS, misfit, tolerantReader, type TolerantResponseOf } from './tolerant';
+import { LIST_KEYS, misfit, PARSE_WITHOUT_JIT, tolerantReader, type TolerantResponseOf } from './tolerant';
 import { createTransport, rateLimitWait, type HttpResult, type OutgoingRequest, type Transport } from './http';
 import { DEFAULT_MAX_RETRIES, RETRY_BUDGET_MS } from './retry';
 
@@ -301,7 +301,7 @@ function describeId(item: unknown): string {
 
 /** Input is checked with the contract's own schemas before anything is sent. */
 function checkInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
-  const parsed = schema.safeParse(value);
+  const parsed = schema.safeParse(value, PARSE_WITHOUT_JIT);
   if (parsed.success) return parsed.data;
   const details = fieldErrors(parsed.error);
   throw new UsageError(`invalid ${where}: ${describeFieldErrors(details)}`, { details });

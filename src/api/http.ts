@@ -74,9 +74,6 @@ export function createTransport(options: TransportOptions) {
 
   const load = () =>
     (loaded ??= (async () => {
-      // undici parses HTTP with a WebAssembly module; V8's baseline compiler alone starts it sooner
-      // than waiting for the optimising tier, which a short-lived CLI never benefits from.
-      (await import('node:v8')).setFlagsFromString('--liftoff-only');
       // The modules taxprep uses, not undici's index, which loads fetch, WebSocket, caches and
       // mocks too: about as much start-up time again as `node -e 0` (bench/startup.bench.js).
       // Like the index, put the request API on every dispatcher (proxy agents call `connect`).
@@ -128,7 +125,9 @@ export function createTransport(options: TransportOptions) {
 
     trace(`> ${request.method} ${request.url.href}${attemptNumber > 1 ? ` (attempt ${attemptNumber})` : ''}`);
     for (const [name, value] of Object.entries(headers)) trace(`> ${name}: ${redactHeader(name, value)}`);
-    const started = performance.now();
+    // Not `performance.now()`: its first use loads node:perf_hooks (nine modules), for a trace seldom asked for.
+    const started = process.hrtime.bigint();
+    const elapsedMs = () => Math.round(Number(process.hrtime.bigint() - started) / 1e6);
     try {
       const response = await dispatcher.request({
         origin: request.url.origin,
@@ -139,7 +138,7 @@ export function createTransport(options: TransportOptions) {
         signal: controller.signal,
       });
       const responseHeaders = flattenHeaders(response.headers);
-      trace(`< ${response.statusCode} (${Math.round(performance.now() - started)} ms)`);
+      trace(`< ${response.statusCode} (${elapsedMs()} ms)`);
       for (const [name, value] of Object.entries(responseHeaders)) trace(`< ${sanitizeLine(name)}: ${sanitizeLine(value)}`);
       const text = await readCapped(response.body, options.maxResponseBytes);
       return { status: response.statusCode, headers: responseHeaders, text };
@@ -147,7 +146,7 @@ export function createTransport(options: TransportOptions) {
       if (request.signal?.aborted) throw request.signal.reason;
       if (error instanceof LimitError) throw error;
       const kind = timedOut ? 'timeout' : classifyNetworkFailure(error);
-      trace(`< no answer after ${Math.round(performance.now() - started)} ms: ${error instanceof Error ? error.message : String(error)}`);
+      trace(`< no answer after ${elapsedMs()} ms: ${error instanceof Error ? error.message : String(error)}`);
       throw new AttemptFailure(kind, networkErrorFrom(kind, origin, options.timeoutMs, error));
     } finally {
       clearTimeout(timer);

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type * as Http2 from 'node:http2';
 
 /**
@@ -24,6 +23,6 @@ export const constants = {
 let http2: typeof Http2 | undefined;
 
 export function connect(...args: Parameters<typeof Http2.connect>): Http2.ClientHttp2Session {
-  http2 ??= createRequire(import.meta.url)('node:http2') as typeof Http2;
+  http2 ??= process.getBuiltinModule('node:http2');
   return http2.connect(...args);
 }

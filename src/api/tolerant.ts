@@ -92,8 +92,15 @@ export function tolerantReader(name: EndpointName): TolerantReader {
   return reader;
 }
 
+/**
+ * How the client parses: without zod's JIT, which generates and compiles a function for each
+ * object schema on its first parse. A command parses a few documents, so generating costs more
+ * than it saves. (The mock, a long-running server, keeps the JIT.)
+ */
+export const PARSE_WITHOUT_JIT = { jitless: true } as const;
+
 /** `tax_year must be a number`: which fields of a value do not fit, or undefined when it fits. */
 export function misfit(schema: z.ZodType, value: unknown): { data: unknown } | { problems: string } {
-  const parsed = schema.safeParse(value);
+  const parsed = schema.safeParse(value, PARSE_WITHOUT_JIT);
   return parsed.success ? { data: parsed.data } : { problems: describeFieldErrors(fieldErrors(parsed.error)) };
 }

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Profile, ProfileStore } from '../types';
 import { UsageError } from '../errors';
+import { importPackage } from '../lib/importPackage';
 import { appDirectory } from '../lib/paths';
 
 type Env = Record<string, string | undefined>;
@@ -51,7 +52,7 @@ export function openProfileStore(env: Env): ProfileStore {
   const write = async (next: StoredProfiles): Promise<void> => {
     mkdirSync(directory, { recursive: true, mode: 0o700 });
     if (process.platform !== 'win32') chmodSync(directory, 0o700);
-    const { default: Conf } = await import('conf');
+    const { default: Conf } = await importPackage<typeof import('conf')>('conf');
     const conf = unlessInvalid(
       path,
       () =>

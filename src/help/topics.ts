@@ -52,6 +52,8 @@ ${table([
   ['NO_PROXY', 'hosts reached directly, comma-separated (e.g. localhost,.internal)'],
   ['XDG_CONFIG_HOME', 'profiles live in $XDG_CONFIG_HOME/taxprep/profiles.json (default ~/.config)'],
   ['XDG_DATA_HOME', 'the login-link ledger lives in $XDG_DATA_HOME/taxprep (default ~/.local/share)'],
+  ['XDG_CACHE_HOME', 'compiled code is kept between runs in $XDG_CACHE_HOME/taxprep/compiled (default ~/.cache)'],
+  ['NODE_DISABLE_COMPILE_CACHE', 'any non-empty value: no compiled-code cache is read or written'],
   ['NO_COLOR', 'any non-empty value turns colour off'],
   ['FORCE_COLOR', 'turns colour on even in a pipe (except FORCE_COLOR=0)'],
   ['TERM=dumb', 'turns colour off'],

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main, reportError } from '../../src/cli';
+import { branchOf, main, reportError } from '../../src/cli';
 import { VERSION } from '../../src/api/version';
 import { EXIT, EXIT_CODE_MEANINGS, NetworkError, UsageError } from '../../src/errors';
 import { runCli } from '../helpers/cli';
@@ -68,6 +68,27 @@ describe('version and help', () => {
 
   it.each([[['-v']], [['-V']], [['version']]])('taxprep %j prints the version', async (argv) => {
     expect(await run(argv)).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it.each([
+    [['accounts', 'get', '1001'], 'accounts'],
+    [['health'], 'health'],
+    [['accounts', 'get', '1001', '--help'], undefined],
+    [['accounts', '-h'], undefined],
+    [['--json', 'accounts', 'get', '1001'], undefined],
+    [['acounts', 'get'], undefined],
+    [[], undefined],
+  ])('%j builds the branch of %s only (undefined: the whole tree)', (argv, name) => {
+    expect(branchOf(argv)?.name).toBe(name);
+  });
+
+  it('help asked after a command, and suggestions within its branch, see the whole branch', async () => {
+    const help = await run(['accounts', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}get <account-id> +Show an account$/m);
+    const misspelt = await run(['accounts', 'gett', '1001']);
+    expect(misspelt.code).toBe(EXIT.USAGE);
+    expect(misspelt.stderr).toBe("error: unknown command 'gett'\n(Did you mean get?)\nRun with --help for usage and examples.\n");
   });
 
   it('a noun followed by a word that names no subcommand is an unknown command, with a suggestion', async () => {

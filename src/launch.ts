@@ -1,0 +1,112 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import nodeModule, { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { Script } from 'node:vm';
+import { appDirectory } from './lib/paths';
+
+type Env = Record<string, string | undefined>;
+
+/** What the CLI's bundle (dist/cli.cjs, made from src/cli.ts) gives the launcher. */
+export interface CliModule {
+  main(argv: string[]): Promise<number>;
+}
+
+export interface LoadedCli {
+  cli: CliModule;
+  /** Stores the compiled code for the next run of this command when there was none to use; never fails. */
+  keepCompiledCode(): Promise<void>;
+}
+
+/** Different commands leave a cache each; beyond this many, new ones are not written. */
+const MAX_CACHED_COMMANDS = 64;
+/** Builds of the bundle whose caches are kept. */
+const KEPT_BUILDS = 4;
+const COMMAND_WORD = /^[a-z][a-z-]{0,31}$/;
+
+/**
+ * The cache a run uses: one per command (`accounts-get`), since V8 stores the functions a run
+ * compiled and each command runs different ones; the words before the first that is not a
+ * command-like word (a flag, an id), at most two.
+ */
+export function commandKey(argv: readonly string[]): string {
+  const words: string[] = [];
+  for (const word of argv) {
+    if (words.length === 2 || !COMMAND_WORD.test(word)) break;
+    words.push(word);
+  }
+  return words.length === 0 ? 'taxprep' : words.join('-');
+}
+
+/**
+ * Where compiled code for this build of the bundle, this Node and this command is kept, or
+ * undefined when the user turned caching off (NODE_DISABLE_COMPILE_CACHE, as for Node's own). V8
+ * checks the Node version and the source's length, not its content, so the directory also names
+ * the bundle's size and modification time: a new build never meets an old build's code.
+ */
+export function cachePathOf(bundle: string, argv: readonly string[], env: Env): string | undefined {
+  if (env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  const { size, mtimeMs } = statSync(bundle);
+  const build = `${process.version}-${process.arch}-${size}-${Math.trunc(mtimeMs)}`;
+  return join(appDirectory('cache', env), 'compiled', build, `${commandKey(argv)}.v8`);
+}
+
+function readCache(path: string | undefined): Buffer | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Loads the CLI bundle as a script compiled with V8's code cache: compiling the bundle's code is
+ * the largest part of a command's start-up on Node 20, which has no `module.enableCompileCache`
+ * (and Node 22's does not reach code compiled this way). A cache V8 rejects, or none, is
+ * compiled afresh and written after the command.
+ */
+export function loadCli(bundle: string, argv: readonly string[], env: Env): LoadedCli {
+  // undici parses HTTP with a WebAssembly module; V8's baseline compiler alone starts it sooner
+  // than waiting for the optimising tier, which a short-lived CLI never benefits from. Set before
+  // compiling: V8 refuses a code cache made under other flags.
+  setFlagsFromString('--liftoff-only');
+  const cachePath = cachePathOf(bundle, argv, env);
+  const cachedData = readCache(cachePath);
+  // Node 22.1 and later also keep what their module loader compiles: what the bundle leaves to Node
+  // (conf, jq-wasm, the mock and its dependencies). A no-op on Node 20; never throws.
+  if (cachePath !== undefined) (nodeModule as { enableCompileCache?: (directory: string) => unknown }).enableCompileCache?.(join(appDirectory('cache', env), 'modules'));
+  // ASCII only (bin/build.js checks), so read as one-byte text: no UTF-8 to decode.
+  const source = readFileSync(bundle, 'latin1');
+  // The bundle is CommonJS (bin/build.js); the wrapper is on its first line, so its line numbers hold.
+  const script = new Script(`(function (exports, require, module, __filename, __dirname, __taxprepImportPackage) {${source}\n})`, { filename: bundle, cachedData });
+  const module = { exports: {} as CliModule };
+  const importPackage = (name: string): Promise<unknown> => import(name);
+  script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle), importPackage);
+  return {
+    cli: module.exports,
+    async keepCompiledCode() {
+      if (cachePath === undefined || (cachedData !== undefined && !script.cachedDataRejected)) return;
+      try {
+        const directory = dirname(cachePath);
+        if (mkdirSync(directory, { recursive: true, mode: 0o700 }) !== undefined) removeOldBuilds(dirname(directory));
+        if (readdirSync(directory).length >= MAX_CACHED_COMMANDS) return;
+        const { writeFileAtomically } = await import('./lib/files');
+        await writeFileAtomically(cachePath, script.createCachedData(), { durable: false });
+      } catch {
+        // A cache that cannot be written (a read-only home, a full disk) only makes the next run slower.
+      }
+    },
+  };
+}
+
+/**
+ * Keeps the directories of the few builds that last wrote a cache (two installs, or two Node
+ * versions, may take turns) and removes older ones, which new builds have made useless.
+ */
+function removeOldBuilds(parent: string): void {
+  const builds = readdirSync(parent)
+    .map((entry) => ({ path: join(parent, entry), writtenMs: statSync(join(parent, entry)).mtimeMs }))
+    .sort((a, b) => b.writtenMs - a.writtenMs);
+  for (const build of builds.slice(KEPT_BUILDS)) rmSync(build.path, { recursive: true, force: true });
+}
