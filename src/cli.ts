@@ -6,7 +6,8 @@ import { MAX_RETRIES_LIMIT, program as programSpec } from './commands/tree';
 import type { Dispatch } from './commands/types';
 import { createContext, type OwnedContext } from './context';
 import type { Clock, GlobalOptions, IO } from './types';
-import { ApiError, CliError, EXIT, UsageError } from './errors';
+import { ApiError, CliError, EXIT, OutputError, UsageError } from './errors';
+import { outputFailure } from './output/write';
 import { createIO } from './io';
 import { jsonFieldsOf } from './output/json';
 import { durationRule, parseDuration } from './lib/duration';
@@ -156,13 +157,28 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     branchOf(argv),
   );
 
+  // Output that fails (a full disk, a reader gone) fails every later write too: the first failure
+  // is kept here, so that a write nobody awaits (help, a last line) still ends the run with it.
+  let failedOutput: Error | undefined;
+  const onOutputError = (error: Error) => {
+    failedOutput ??= error;
+  };
+  stdout.on('error', onOutputError);
+  // Errors are JSON for programs; a person at a terminal reads them as text even with --json.
+  const stderrIsTTY = overrides.io?.stderrIsTTY ?? (stderr as { isTTY?: boolean }).isTTY === true;
+  let commandError: unknown;
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
-    exitCode = reportError(error, { write: (text) => stderr.write(text), json, verbose });
+    commandError = error;
   } finally {
     await context?.close();
   }
+  const outputError = commandError instanceof OutputError ? commandError : await outputFailure(stdout);
+  stdout.off('error', onOutputError);
+  // A command's own failure is reported as such; a failed output decides otherwise.
+  const failure = commandError !== undefined && !(commandError instanceof OutputError) ? commandError : (outputError ?? (failedOutput && new OutputError(failedOutput)));
+  if (failure !== undefined) exitCode = reportError(failure, { write: (text) => stderr.write(text), json: json && !stderrIsTTY, verbose });
   return exitCode;
 }
 
@@ -174,6 +190,12 @@ export function reportError(error: unknown, out: { write(text: string): void; js
     if (out.json) out.write(`${JSON.stringify({ error: { code: 'USAGE_ERROR', message: message.replace(/\n/g, ' ') } })}\n`);
     else out.write(`error: ${message}\nRun with --help for usage and examples.\n`);
     return EXIT.USAGE;
+  }
+  if (error instanceof OutputError) {
+    if (!error.reported) return error.exitCode;
+    if (out.json) out.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
+    else out.write(`error: ${error.message}\n${error.hint}\n`);
+    return error.exitCode;
   }
   if (error instanceof CliError) {
     if (out.json) {
