@@ -112,6 +112,7 @@ const FIELD_LIST = /^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$/;
  * `--json` takes the next word as its FIELDS only when that word reads as a field list and names
  * no command: `--json id,filename`, but `--json health`, `--json 1001` or `--json w2.pdf` keep
  * their word. Otherwise commander, seeing an optional value, would take the word whatever it is.
+ * A command without fields that takes arguments keeps its word too (`profiles show --json acme`).
  */
 function separateJsonFlag(argv: string[]): string[] {
   const commandNames = new Set(walk(programSpec).map(({ spec }) => spec.name));
@@ -119,8 +120,23 @@ function separateJsonFlag(argv: string[]): string[] {
   return argv.map((word, index) => {
     if (word !== '--json' || (end !== -1 && index > end)) return word;
     const next = argv[index + 1] ?? '';
-    return FIELD_LIST.test(next) && !commandNames.has(next) ? word : '--json=';
+    const command = commandBefore(argv.slice(0, index));
+    const argumentFirst = command !== undefined && command.jsonFields === undefined && (command.arguments ?? []).length > 0;
+    return FIELD_LIST.test(next) && !commandNames.has(next) && !argumentFirst ? word : '--json=';
   });
+}
+
+/** The command the words name so far (`profiles show` in `profiles show --json`), if any. */
+function commandBefore(words: readonly string[]): CommandSpec | undefined {
+  let command: CommandSpec | undefined;
+  let children = programSpec.subcommands ?? [];
+  for (const word of words) {
+    const child = children.find((spec) => spec.name === word);
+    if (child === undefined) continue;
+    command = child;
+    children = child.subcommands ?? [];
+  }
+  return command;
 }
 
 /**
@@ -159,6 +175,8 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
 
   // Output that fails (a full disk, a reader gone) fails every later write too: the first failure
   // is kept here, so that a write nobody awaits (help, a last line) still ends the run with it.
+  // The listener stays after `main` returns: the failure of a synchronous write is emitted a tick
+  // later, and must not then become an uncaught exception.
   let failedOutput: Error | undefined;
   const onOutputError = (error: Error) => {
     failedOutput ??= error;
@@ -175,7 +193,6 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     await context?.close();
   }
   const outputError = commandError instanceof OutputError ? commandError : await outputFailure(stdout);
-  stdout.off('error', onOutputError);
   // A command's own failure is reported as such; a failed output decides otherwise.
   const failure = commandError !== undefined && !(commandError instanceof OutputError) ? commandError : (outputError ?? (failedOutput && new OutputError(failedOutput)));
   if (failure !== undefined) exitCode = reportError(failure, { write: (text) => stderr.write(text), json: json && !stderrIsTTY, verbose });
