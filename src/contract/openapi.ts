@@ -41,6 +41,8 @@ export function errorCodesOf(name: EndpointName, endpoint: Endpoint): ErrorCode[
   for (const parameter of shapeKeys(endpoint.query)) {
     if (Object.hasOwn(NOT_FOUND_OF_PARAMETER, parameter)) codes.push('ACCESS_DENIED', NOT_FOUND_OF_PARAMETER[parameter]!);
   }
+  // A write is refused when the service cannot store it (the mock: a full disk under --data-dir).
+  if (endpoint.method === 'POST') codes.push('INSUFFICIENT_STORAGE');
   codes.push(...(OPERATION_ERRORS[name] ?? []));
   return [...new Set(codes)];
 }
