@@ -56,7 +56,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.LIMIT, 'a safety limit stopped the command: more pages than --max-pages, or an answer larger than --max-response-size'],
   [EXIT.OUTPUT_FAILED, 'the output could not be written (OUTPUT_FAILED: a full disk, an I/O error); what was done before is done'],
   [EXIT.INTERRUPTED, 'stopped by Ctrl-C (SIGINT) after saying what was already done'],
-  [EXIT.OUTPUT_CLOSED, 'the reader of the output went away (`taxprep ... | head -1`); nothing is printed about it'],
+  [EXIT.OUTPUT_CLOSED, 'the reader of the output went away (a pipe into `head -1`, closed); nothing is printed about it'],
 ];
 
 /** Every failure taxprep reports: a code, a message that says what to do next, and an exit code. */

@@ -116,10 +116,15 @@ describe('a service that echoes the key', () => {
   });
 });
 
+/** The environment of a CLI run: its own HOME and XDG directories, as runCli gives them. */
+function childEnv(home: string, env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env };
+}
+
 /** Runs the CLI with its stdout a pipe whose reader has already gone. */
 function withClosedStdout(args: string[], env: Record<string, string>, home = makeHome()): Promise<{ exitCode: number | null; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env },
+    env: childEnv(home, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.destroy();
@@ -173,7 +178,7 @@ describe('output that cannot be written', () => {
 /** Runs the CLI with its stdout on /dev/full. */
 function runDevFull(args: string[], env: Record<string, string>, home = makeHome()): Promise<{ exitCode: number | null; stderr: string }> {
   const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" > /dev/full', process.execPath, BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env },
+    env: childEnv(home, env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
