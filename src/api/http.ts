@@ -273,7 +273,8 @@ async function readBody(body: Readable, contentEncoding: string | undefined, max
   } catch (error) {
     stream.destroy();
     body.destroy();
-    if (failedFirst !== 'decoding') throw error;
+    // The cap destroys the streams itself, which a decoder may report first as its own failure.
+    if (error instanceof LimitError || failedFirst !== 'decoding') throw error;
     const reason = error instanceof Error ? error.message : String(error);
     return { text: '', undecodable: `its ${codings.reverse().join(', ')} coding does not decode (${sanitizeLine(reason)})` };
   }
