@@ -54,6 +54,9 @@ describe('content codings', () => {
     const write = await runCli([...CREATE, '--json'], through(variant));
     expect(write).toMatchObject({ exitCode: 0, stderr: '' });
     expect(JSON.parse(write.stdout)).toMatchObject({ id: '2001', login_link: 'https://app.example/auth/partner-login/tok2001' });
+    const raw = await runCli(['api', 'GET', 'accounts/2001'], through(variant));
+    expect(raw).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(JSON.parse(raw.stdout)).toMatchObject({ id: '2001', tier: 'gold' });
     const error = await runCli(['docs', 'get', '7999'], through(variant));
     expect(error).toMatchObject({ exitCode: 4, stdout: '' });
     expect(error.stderr).toBe('error: no such document\n');
@@ -75,6 +78,11 @@ describe('content codings', () => {
       expect(write.exitCode).toBe(0);
       expect(write.stderr).toMatch(/^warning: the service accepted the request \(HTTP 201\) but its answer could not be read: /);
     }
+    // `taxprep api` alike: a read fails, a write the service acknowledged is done with the warning.
+    expect((await runCli(['api', 'GET', 'accounts/2001'], through('zstd'))).exitCode).toBe(8);
+    const echoed = await runCli(['api', 'POST', 'echo', '-f', 'a=1'], through('zstd'));
+    expect(echoed).toMatchObject({ exitCode: 0, stdout: '' });
+    expect(echoed.stderr).toMatch(/^warning: the service accepted the request \(HTTP 200\) but its answer could not be read: it is coded as "zstd"/);
     const zstd = await runCli(['accounts', 'get', '2001'], through('zstd'));
     expect(zstd.stderr).toContain('it is coded as "zstd", which taxprep cannot decode (it asks for gzip, deflate, br)');
     const broken = await runCli(['accounts', 'get', '2001', '--json'], through('broken'));
