@@ -192,17 +192,22 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
   } finally {
     await context?.close();
   }
-  const outputError = commandError instanceof OutputError ? commandError : await outputFailure(stdout);
+  const outputError = commandError instanceof OutputError ? commandError : ((await outputFailure(stdout)) ?? (failedOutput && new OutputError(failedOutput)));
   // A command's own failure is reported as such; a failed output decides otherwise.
-  const failure = commandError !== undefined && !(commandError instanceof OutputError) ? commandError : (outputError ?? (failedOutput && new OutputError(failedOutput)));
+  const failure = outputError !== undefined && (endedWell(commandError) || commandError === outputError) ? outputError : commandError;
   if (failure !== undefined) exitCode = reportError(failure, { write: (text) => stderr.write(text), json: json && !stderrIsTTY, verbose });
   return exitCode;
+}
+
+/** Whether the command line ended well: commander ends help and `--version` by throwing. */
+function endedWell(error: unknown): boolean {
+  return error === undefined || (error instanceof CommanderError && (error.code === 'commander.helpDisplayed' || error.code === 'commander.version'));
 }
 
 /** Writes the one report of a failure on stderr and returns its exit code. */
 export function reportError(error: unknown, out: { write(text: string): void; json: boolean; verbose: boolean }): number {
   if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.OK;
+    if (endedWell(error)) return EXIT.OK;
     const message = error.message.replace(/^error: /, '');
     if (out.json) out.write(`${JSON.stringify({ error: { code: 'USAGE_ERROR', message: message.replace(/\n/g, ' ') } })}\n`);
     else out.write(`error: ${message}\nRun with --help for usage and examples.\n`);

@@ -259,11 +259,12 @@ describe('profiles and whoami', () => {
       ['ENOSPC', EXIT.OUTPUT_FAILED, 'error: cannot write the output: the device is full (ENOSPC)\n'],
       ['EPIPE', EXIT.OUTPUT_CLOSED, ''],
     ] as const) {
-      const stdout = new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error(`${code}: failed`), { code })) });
-      const captured = new CapturedStream({ isTTY: false });
-      const result = await main(['help', 'exit-codes'], { env: {}, io: { stdout, stderr: captured } });
-      expect(result).toBe(exit);
-      expect(captured.text().split('\n')[0]).toBe(stderr.split('\n')[0]);
+      for (const argv of [['help', 'exit-codes'], ['--help'], ['--version']]) {
+        const captured = new CapturedStream({ isTTY: false });
+        const stdout = new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error(`${code}: failed`), { code })) });
+        expect(await main(argv, { env: {}, io: { stdout, stderr: captured } }), argv.join(' ')).toBe(exit);
+        expect(captured.text().split('\n')[0]).toBe(stderr.split('\n')[0]);
+      }
     }
   });
 
