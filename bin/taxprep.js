@@ -7,13 +7,10 @@ if (major < 20 || (major === 20 && minor < 19)) {
   process.stderr.write(`taxprep needs Node.js 20.19 or newer; this is ${process.version}.\n`);
   process.exit(2);
 }
-// A reader that stopped reading (`taxprep ... | head -1`) is not a failure: stop quietly.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
-}
+// A failed stdout (a reader gone, a full disk) is reported by the CLI with its own exit code
+// (src/cli.ts, `main`); a failed stderr has nobody to tell. Either way a write failing after that,
+// here or in the CLI, must not become an uncaught exception and a stack trace.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 
 const { loadCli } = await import('../dist/launch.js');
 const argv = process.argv.slice(2);

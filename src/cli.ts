@@ -6,7 +6,8 @@ import { MAX_RETRIES_LIMIT, program as programSpec } from './commands/tree';
 import type { Dispatch } from './commands/types';
 import { createContext, type OwnedContext } from './context';
 import type { Clock, GlobalOptions, IO } from './types';
-import { ApiError, CliError, EXIT, UsageError } from './errors';
+import { ApiError, CliError, EXIT, OutputError, UsageError } from './errors';
+import { outputFailure } from './output/write';
 import { createIO } from './io';
 import { jsonFieldsOf } from './output/json';
 import { durationRule, parseDuration } from './lib/duration';
@@ -111,6 +112,7 @@ const FIELD_LIST = /^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$/;
  * `--json` takes the next word as its FIELDS only when that word reads as a field list and names
  * no command: `--json id,filename`, but `--json health`, `--json 1001` or `--json w2.pdf` keep
  * their word. Otherwise commander, seeing an optional value, would take the word whatever it is.
+ * A command without fields that takes arguments keeps its word too (`profiles show --json acme`).
  */
 function separateJsonFlag(argv: string[]): string[] {
   const commandNames = new Set(walk(programSpec).map(({ spec }) => spec.name));
@@ -118,8 +120,23 @@ function separateJsonFlag(argv: string[]): string[] {
   return argv.map((word, index) => {
     if (word !== '--json' || (end !== -1 && index > end)) return word;
     const next = argv[index + 1] ?? '';
-    return FIELD_LIST.test(next) && !commandNames.has(next) ? word : '--json=';
+    const command = commandBefore(argv.slice(0, index));
+    const argumentFirst = command !== undefined && command.jsonFields === undefined && (command.arguments ?? []).length > 0;
+    return FIELD_LIST.test(next) && !commandNames.has(next) && !argumentFirst ? word : '--json=';
   });
+}
+
+/** The command the words name so far (`profiles show` in `profiles show --json`), if any. */
+function commandBefore(words: readonly string[]): CommandSpec | undefined {
+  let command: CommandSpec | undefined;
+  let children = programSpec.subcommands ?? [];
+  for (const word of words) {
+    const child = children.find((spec) => spec.name === word);
+    if (child === undefined) continue;
+    command = child;
+    children = child.subcommands ?? [];
+  }
+  return command;
 }
 
 /**
@@ -156,24 +173,51 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     branchOf(argv),
   );
 
+  // Output that fails (a full disk, a reader gone) fails every later write too: the first failure
+  // is kept here, so that a write nobody awaits (help, a last line) still ends the run with it.
+  // The listener stays after `main` returns: the failure of a synchronous write is emitted a tick
+  // later, and must not then become an uncaught exception.
+  let failedOutput: Error | undefined;
+  const onOutputError = (error: Error) => {
+    failedOutput ??= error;
+  };
+  stdout.on('error', onOutputError);
+  // Errors are JSON for programs; a person at a terminal reads them as text even with --json.
+  const stderrIsTTY = overrides.io?.stderrIsTTY ?? (stderr as { isTTY?: boolean }).isTTY === true;
+  let commandError: unknown;
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
-    exitCode = reportError(error, { write: (text) => stderr.write(text), json, verbose });
+    commandError = error;
   } finally {
     await context?.close();
   }
+  const outputError = commandError instanceof OutputError ? commandError : ((await outputFailure(stdout)) ?? (failedOutput && new OutputError(failedOutput)));
+  // A command's own failure is reported as such; a failed output decides otherwise.
+  const failure = outputError !== undefined && (endedWell(commandError) || commandError === outputError) ? outputError : commandError;
+  if (failure !== undefined) exitCode = reportError(failure, { write: (text) => stderr.write(text), json: json && !stderrIsTTY, verbose });
   return exitCode;
+}
+
+/** Whether the command line ended well: commander ends help and `--version` by throwing. */
+function endedWell(error: unknown): boolean {
+  return error === undefined || (error instanceof CommanderError && (error.code === 'commander.helpDisplayed' || error.code === 'commander.version'));
 }
 
 /** Writes the one report of a failure on stderr and returns its exit code. */
 export function reportError(error: unknown, out: { write(text: string): void; json: boolean; verbose: boolean }): number {
   if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.OK;
+    if (endedWell(error)) return EXIT.OK;
     const message = error.message.replace(/^error: /, '');
     if (out.json) out.write(`${JSON.stringify({ error: { code: 'USAGE_ERROR', message: message.replace(/\n/g, ' ') } })}\n`);
     else out.write(`error: ${message}\nRun with --help for usage and examples.\n`);
     return EXIT.USAGE;
+  }
+  if (error instanceof OutputError) {
+    if (!error.reported) return error.exitCode;
+    if (out.json) out.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
+    else out.write(`error: ${error.message}\n${error.hint}\n`);
+    return error.exitCode;
   }
   if (error instanceof CliError) {
     if (out.json) {

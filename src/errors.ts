@@ -30,8 +30,12 @@ export const EXIT = {
   NOT_THE_API: 11,
   /** A safety limit of taxprep stopped the command: --max-pages, or an answer larger than --max-response-size. */
   LIMIT: 12,
+  /** The output could not be written (a full disk, an I/O error): EX_IOERR of sysexits.h. */
+  OUTPUT_FAILED: 74,
   /** Stopped by Ctrl-C (SIGINT), after saying what was done; 128 + 2, as shells report it. */
   INTERRUPTED: 130,
+  /** The reader of the output went away (`| head -1`): 128 + SIGPIPE, as shells report git and gh there. */
+  OUTPUT_CLOSED: 141,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -50,7 +54,9 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.LOCKED, 'another taxprep run is using the login-link ledger (overlapping cron runs); nothing was sent'],
   [EXIT.NOT_THE_API, 'the base URL does not answer like the service\'s API (a foreign 404, HTML or non-JSON): check that it ends in /v1beta'],
   [EXIT.LIMIT, 'a safety limit stopped the command: more pages than --max-pages, or an answer larger than --max-response-size'],
+  [EXIT.OUTPUT_FAILED, 'the output could not be written (OUTPUT_FAILED: a full disk, an I/O error); what was done before is done'],
   [EXIT.INTERRUPTED, 'stopped by Ctrl-C (SIGINT) after saying what was already done'],
+  [EXIT.OUTPUT_CLOSED, 'the reader of the output went away (a pipe into `head -1`, closed); nothing is printed about it'],
 ];
 
 /** Every failure taxprep reports: a code, a message that says what to do next, and an exit code. */
@@ -161,6 +167,38 @@ export class LimitError extends CliError {
 export class InterruptedError extends CliError {
   readonly exitCode = EXIT.INTERRUPTED;
   readonly code = 'INTERRUPTED';
+}
+
+const OUTPUT_FAILURES: Record<string, string> = {
+  ENOSPC: 'the device is full',
+  EDQUOT: 'the disk quota is used up',
+  EFBIG: 'the file is too large',
+  EIO: 'an input/output error',
+};
+
+/**
+ * Standard output cannot be written: its reader went away (EPIPE) or its device failed (ENOSPC,
+ * EIO). Not a `CliError` on purpose: no command can recover from it, so the code that handles a
+ * command's own failures (a batch's per-item errors) lets it through, and it ends the run wherever
+ * it arises; `main` reports it (src/cli.ts).
+ */
+export class OutputError extends Error {
+  readonly code: string;
+  readonly exitCode: ExitCode;
+  /** False for a closed pipe, which ends quietly. */
+  readonly reported: boolean;
+  constructor(cause: unknown) {
+    const systemCode = String((cause as { code?: unknown } | null)?.code ?? 'EIO');
+    const closed = systemCode === 'EPIPE';
+    const what = OUTPUT_FAILURES[systemCode] ?? (cause instanceof Error ? cause.message : String(cause));
+    super(closed ? 'the reader of the output went away' : `cannot write the output: ${what} (${systemCode})`, { cause });
+    this.name = 'OutputError';
+    this.code = closed ? 'OUTPUT_CLOSED' : 'OUTPUT_FAILED';
+    this.exitCode = closed ? EXIT.OUTPUT_CLOSED : EXIT.OUTPUT_FAILED;
+    this.reported = !closed;
+  }
+
+  readonly hint = 'The output stopped part-way; what was done before is done (a login-link batch stops sending, and its ledger says what it sent). Free some space or send the output elsewhere, then run again.';
 }
 
 /** The login-link ledger is locked by another live run; `details` names its pid, host and start. */

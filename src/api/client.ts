@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { endpointPath, endpoints, type EndpointName } from '../contract/endpoints';
 import { describeFieldErrors, fieldErrors } from '../contract/rules';
 import type { Clock, GlobalOptions, ResolvedSettings } from '../types';
-import { LimitError, ProtocolError, UsageError } from '../errors';
+import { ApiError, LimitError, ProtocolError, UsageError } from '../errors';
 import { CONFIGURABLE_QUERY_PARAMETERS, describeKeySource, ENVIRONMENT_VARIABLES } from '../config/settings';
 import { sanitizeLine } from '../output/sanitize';
 import type { ApiClient, ApiResponse, CallInput } from './types';
@@ -102,6 +102,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
 
   /** The answer's JSON; `emptyIsAnswer`: an empty 2xx body reads as `{}` (a write acknowledged without a body). */
   function jsonOf(result: HttpResult, emptyIsAnswer = false): unknown {
+    if (result.undecodable !== undefined) throw undecodableAnswer(result, result.undecodable);
     if (result.status < 200 || result.status > 299) {
       throw apiErrorFrom(result.status, result.text, errorContext, rateLimitWait(result, options.clock.now()));
     }
@@ -125,6 +126,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
    */
   function readAnswer<N extends EndpointName>(name: N, result: HttpResult): ApiResponse<TolerantResponseOf<N>> {
     const reader = tolerantReader(name);
+    if (reader.write && acknowledgedUnread(result)) return { status: result.status, data: {} as TolerantResponseOf<N>, json: {}, headers: result.headers };
     const json = jsonOf(result, reader.write);
     const fit = misfit(reader.answer, json);
     if ('data' in fit) {
@@ -184,6 +186,13 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       // An item without an id (one that does not fit) is compared whole.
       ids: JSON.stringify(sentItems.map((item) => (item as { id?: unknown } | null)?.id ?? item)),
     };
+  }
+
+  /** A 2xx whose coding could not be read: the service acknowledged it, so it is done, with a warning. */
+  function acknowledgedUnread(result: HttpResult): boolean {
+    if (result.undecodable === undefined || result.status < 200 || result.status > 299) return false;
+    warn(`the service accepted the request (HTTP ${result.status}) but its answer could not be read: ${result.undecodable}`);
+    return true;
   }
 
   const api: ApiClient = {
@@ -260,6 +269,8 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       const request: OutgoingRequest = { method: upper, url, authenticated: true, headers: rawOptions.headers, signal: rawOptions.signal };
       if (rawOptions.body !== undefined) request.body = { json: rawOptions.body };
       const result = await transport.send(request);
+      // A read gains nothing from an answer it cannot read; any other method may have acted.
+      if (result.undecodable !== undefined && (upper === 'GET' || upper === 'HEAD' || !acknowledgedUnread(result))) throw undecodableAnswer(result, result.undecodable);
       let json: unknown;
       try {
         json = result.text === '' ? undefined : JSON.parse(result.text);
@@ -291,6 +302,17 @@ export function resolveRawUrl(path: string, baseUrl: string, transport: Pick<Tra
   const withSlash = path.startsWith('/') ? path : `/${path}`;
   const full = basePath !== '' && (withSlash === basePath || withSlash.startsWith(`${basePath}/`)) ? withSlash : `${basePath}${withSlash}`;
   return new URL(full, transport.origin);
+}
+
+/**
+ * An answer whose content coding could not be read: a read fails with INVALID_RESPONSE (exit 8);
+ * an error answer keeps its status's code and exit class (`HTTP_404`, exit 4).
+ */
+function undecodableAnswer(result: HttpResult, reason: string): ProtocolError | ApiError {
+  const message = `the service's answer (HTTP ${result.status}) could not be read: ${reason}`;
+  const hint = 'A proxy in front of the service may be compressing answers; run with --verbose to see its headers.';
+  if (result.status >= 200 && result.status <= 299) return new ProtocolError(message, { hint });
+  return new ApiError(result.status, { error: { code: `HTTP_${result.status}`, message } }, { hint });
 }
 
 /** " (id 17)" when an item has an id to name it by. */

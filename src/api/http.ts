@@ -1,6 +1,7 @@
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import type * as Zlib from 'node:zlib';
 import type { Dispatcher } from 'undici';
-import { redactApiKey } from '../contract/apiKeys';
+import { keyRedactor, redactApiKey } from '../contract/apiKeys';
 import type { Clock } from '../types';
 import { LimitError, type NetworkError } from '../errors';
 import { sanitizeLine } from '../output/sanitize';
@@ -47,8 +48,14 @@ export interface OutgoingRequest {
 export interface HttpResult {
   status: number;
   headers: Record<string, string>;
+  /** The answer decoded, with the key replaced by its redacted form; empty when `undecodable`. */
   text: string;
+  /** Why the answer's content coding could not be read (`it is coded as "zstd", ...`), when it could not. */
+  undecodable?: string;
 }
+
+/** The content codings taxprep asks for and decodes (node:zlib; RFC 9110 section 8.4.1). */
+export const ACCEPT_ENCODING = 'gzip, deflate, br';
 
 /** An attempt that got no answer, with how it failed (which decides whether to retry). */
 class AttemptFailure extends Error {
@@ -70,6 +77,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
  */
 export function createTransport(options: TransportOptions) {
   const origin = new URL(options.baseUrl).origin;
+  // Every text from the service passes here before anything reads it: an echoed key goes no further.
+  const redact = keyRedactor(options.apiKey);
   let loaded: Promise<Dispatcher> | undefined;
 
   const load = () =>
@@ -95,12 +104,17 @@ export function createTransport(options: TransportOptions) {
     })());
 
   const trace = (line: string) => {
-    if (options.verbose) options.log(line);
+    if (options.verbose) options.log(redact(line));
   };
 
   async function attempt(request: OutgoingRequest, attemptNumber: number): Promise<HttpResult> {
     const dispatcher = await load();
-    const headers: Record<string, string> = { 'user-agent': `taxprep/${VERSION}`, accept: 'application/json', ...request.headers };
+    const headers: Record<string, string> = {
+      'user-agent': `taxprep/${VERSION}`,
+      accept: 'application/json',
+      'accept-encoding': ACCEPT_ENCODING,
+      ...request.headers,
+    };
     if (request.authenticated && options.apiKey !== undefined && request.url.origin === origin) {
       headers.authorization = `Bearer ${options.apiKey}`;
     }
@@ -137,11 +151,12 @@ export function createTransport(options: TransportOptions) {
         body,
         signal: controller.signal,
       });
-      const responseHeaders = flattenHeaders(response.headers);
+      const responseHeaders = flattenHeaders(response.headers, redact);
       trace(`< ${response.statusCode} (${elapsedMs()} ms)`);
       for (const [name, value] of Object.entries(responseHeaders)) trace(`< ${sanitizeLine(name)}: ${sanitizeLine(value)}`);
-      const text = await readCapped(response.body, options.maxResponseBytes);
-      return { status: response.statusCode, headers: responseHeaders, text };
+      const answer = await readBody(response.body, responseHeaders['content-encoding'], options.maxResponseBytes);
+      if (answer.undecodable !== undefined) trace(`< the answer could not be decoded: ${answer.undecodable}`);
+      return { status: response.statusCode, headers: responseHeaders, ...answer, text: redact(answer.text) };
     } catch (error) {
       if (request.signal?.aborted) throw request.signal.reason;
       if (error instanceof LimitError) throw error;
@@ -208,9 +223,84 @@ export function rateLimitWait(result: HttpResult, now: Date): number | undefined
   return rateLimitWaitMs(result.headers['retry-after'], resetAt, now);
 }
 
+let zlib: typeof Zlib | undefined;
+
+/** Decoders by content coding, made for the first bytes of what they decode. */
+const DECODERS: Record<string, (first: Buffer) => Transform> = {
+  gzip: () => (zlib ??= process.getBuiltinModule('node:zlib')).createGunzip(),
+  'x-gzip': () => (zlib ??= process.getBuiltinModule('node:zlib')).createGunzip(),
+  // Some servers send raw DEFLATE under "deflate"; the zlib format RFC 9110 names starts with a
+  // header whose low four bits are 8, which raw DEFLATE's first byte never has for a valid block.
+  deflate: (first) => {
+    zlib ??= process.getBuiltinModule('node:zlib');
+    return (first[0]! & 0x0f) === 8 ? zlib.createInflate() : zlib.createInflateRaw();
+  },
+  br: () => (zlib ??= process.getBuiltinModule('node:zlib')).createBrotliDecompress(),
+};
+
 /**
- * The body as text, refusing to hold more than `maxBytes`: a broken or hostile server that
- * never stops sending must not take the memory of the machine (the connection is dropped).
+ * The answer as text, decoded from its content codings (asked for or not) as it streams in, so
+ * that the `maxBytes` cap applies to what is held: a small coded answer that inflates to gigabytes
+ * is stopped at the cap like a large plain one. An answer whose coding is unknown or whose bytes do
+ * not decode is returned empty with the reason; a failing connection still throws.
+ */
+async function readBody(body: Readable, contentEncoding: string | undefined, maxBytes: number): Promise<Pick<HttpResult, 'text' | 'undecodable'>> {
+  // Listed in the order they were applied: decoded from the last.
+  const codings = (contentEncoding ?? '')
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity')
+    .reverse();
+  // Which failed first: a decoder's error is then passed to the body, and a body's to the decoders.
+  // (Listening also lets the body be destroyed unread without an unhandled 'error' event.)
+  let failedFirst: 'connection' | 'decoding' | undefined;
+  body.on('error', () => (failedFirst ??= 'connection'));
+  const unknown = codings.find((coding) => !Object.hasOwn(DECODERS, coding));
+  if (unknown !== undefined) {
+    body.destroy();
+    return { text: '', undecodable: `it is coded as "${sanitizeLine(unknown)}", which taxprep cannot decode (it asks for ${ACCEPT_ENCODING})` };
+  }
+  let stream: Readable = body;
+  try {
+    for (const coding of codings) {
+      const first = await firstChunk(stream);
+      if (first === undefined) break;
+      const decoder = DECODERS[coding]!(first);
+      decoder.once('error', () => (failedFirst ??= 'decoding'));
+      stream = pipeline(stream, decoder, () => undefined);
+    }
+    return { text: await readCapped(stream, maxBytes) };
+  } catch (error) {
+    stream.destroy();
+    body.destroy();
+    // The cap destroys the streams itself, which a decoder may report first as its own failure.
+    if (error instanceof LimitError || failedFirst !== 'decoding') throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return { text: '', undecodable: `its ${codings.reverse().join(', ')} coding does not decode (${sanitizeLine(reason)})` };
+  }
+}
+
+/** The stream's first chunk, left in place to be read again; undefined when it ends without one. */
+function firstChunk(stream: Readable): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const onReadable = () => {
+      stream.off('error', onError);
+      const chunk = stream.read() as Buffer | null;
+      if (chunk !== null) stream.unshift(chunk);
+      resolve(chunk ?? undefined);
+    };
+    const onError = (error: Error) => {
+      stream.off('readable', onReadable);
+      reject(error);
+    };
+    stream.once('readable', onReadable);
+    stream.once('error', onError);
+  });
+}
+
+/**
+ * The (decoded) body as text, refusing to hold more than `maxBytes`: a broken or hostile server
+ * that never stops sending must not take the memory of the machine (the connection is dropped).
  */
 async function readCapped(body: Readable, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
@@ -234,11 +324,11 @@ function redactHeader(name: string, value: string): string {
   return `Bearer ${redactApiKey(value.replace(/^Bearer\s+/i, ''))}`;
 }
 
-function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+function flattenHeaders(headers: Record<string, string | string[] | undefined>, redact: (text: string) => string): Record<string, string> {
   // No prototype: a header named `__proto__` is just a header.
   const flat: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+    if (value !== undefined) flat[redact(name)] = redact(Array.isArray(value) ? value.join(', ') : value);
   }
   return flat;
 }

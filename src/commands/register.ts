@@ -92,7 +92,10 @@ export function addCommand(parent: Command, spec: CommandSpec, dispatch: Dispatc
 /** Checks `--json FIELDS` against the fields the command declares, before anything runs. */
 function checkJsonFields(spec: CommandSpec, fields: readonly string[]): void {
   const known = spec.jsonFields ?? [];
-  if (known.length === 0) throw new UsageError('--json FIELDS: this command has no fields to select; use --json alone', { details: { '--json': ['takes no fields here'] } });
+  if (known.length === 0) {
+    const rule = `takes no fields with ${spec.name}: --json alone prints its whole output as JSON`;
+    throw new UsageError(`--json ${rule} ("${fields.join(',')}" was read as fields)`, { details: { '--json': [rule] } });
+  }
   const unknown = fields.filter((field) => !known.includes(field));
   if (unknown.length > 0) {
     const rule = `unknown field${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}; available: ${known.join(', ')}`;

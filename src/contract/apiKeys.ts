@@ -34,3 +34,22 @@ export function redactApiKey(key: string): string {
   const random = key.slice(underscore + 1);
   return `${key.slice(0, underscore)}_…${random.length >= 12 ? random.slice(-4) : ''}`;
 }
+
+/**
+ * Replaces `key` wherever a text from the service repeats it (an error message quoting the
+ * Authorization header, an echoed URL) by its redacted form: written plainly, percent-encoded or
+ * as JSON `\u` escapes, in any mix of the three, character by character.
+ */
+export function keyRedactor(key: string | undefined): (text: string) => string {
+  if (key === undefined || key === '') return (text) => text;
+  const anyCase = (hex: string) => [...hex].map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit)).join('');
+  const characters = [...key].map((character) => {
+    const hex = anyCase(character.charCodeAt(0).toString(16).padStart(2, '0'));
+    const forms = [character.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'), `%${hex}`, `\\\\u00${hex}`];
+    if (character === '/') forms.push('\\\\/');
+    return `(?:${forms.join('|')})`;
+  });
+  const pattern = new RegExp(characters.join(''), 'g');
+  const redacted = redactApiKey(key);
+  return (text) => text.replace(pattern, redacted);
+}

@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  INSUFFICIENT_STORAGE: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -37,6 +37,12 @@ export function errorCodesOf(name: EndpointName, endpoint: Endpoint): ErrorCode[
   if (endpoint.body !== undefined && !endpoint.multipart) codes.push('INVALID_JSON');
   if (endpoint.params !== undefined || endpoint.query !== undefined) codes.push('INVALID_PARAMETERS');
   for (const parameter of shapeKeys(endpoint.params)) codes.push('ACCESS_DENIED', NOT_FOUND_OF_PARAMETER[parameter]!);
+  // A filter naming a record (`GET /deliverables?account_id=`) is refused as a path naming it is.
+  for (const parameter of shapeKeys(endpoint.query)) {
+    if (Object.hasOwn(NOT_FOUND_OF_PARAMETER, parameter)) codes.push('ACCESS_DENIED', NOT_FOUND_OF_PARAMETER[parameter]!);
+  }
+  // A write is refused when the service cannot store it (the mock: a full disk under --data-dir).
+  if (endpoint.method === 'POST') codes.push('INSUFFICIENT_STORAGE');
   codes.push(...(OPERATION_ERRORS[name] ?? []));
   return [...new Set(codes)];
 }

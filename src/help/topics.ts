@@ -66,6 +66,9 @@ export function exitCodesTopic(): string {
   return `Exit codes (the same for every command; scripts and cron can branch on them):
 ${table(EXIT_CODE_MEANINGS.map(([code, meaning]) => [String(code), meaning]))}
 
-With --json, a failure also prints the error as JSON on stderr: {"error":{"code":"...","message":"...","details":{...}}}.
+With --json, a failure also prints the error as JSON on stderr: {"error":{"code":"...","message":"...","details":{...}}}
+(as text when stderr is a terminal).
+A stdout that cannot be written ends the command at its next line: 74 with one message (a full disk),
+141 quietly when the reader went away; a login-link batch then stops sending, and its ledger keeps what it did.
 `;
 }

@@ -128,32 +128,65 @@ export async function removeStateLeftovers(directory: string): Promise<void> {
   await Promise.all(leftovers.map((name) => unlink(join(directory, name)).catch(ignoreMissing)));
 }
 
-export async function writeStateFile(directory: string, state: MockState): Promise<void> {
-  const text = JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
+/** The state file's text for `state`. */
+export function stateText(state: MockState): string {
+  return JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
+}
+
+export async function writeStateFile(directory: string, text: string): Promise<void> {
   await writeFileAtomically(join(directory, STATE_FILE), text, { durable: true });
+}
+
+/** The state a text from `stateText` holds. */
+export function stateOfText(text: string): MockState {
+  return (JSON.parse(text) as { state: MockState }).state;
+}
+
+const STORAGE_FULL: Record<string, string> = { ENOSPC: 'is full', EDQUOT: 'is over its disk quota', EFBIG: 'cannot hold a file that large' };
+
+/** What a failed write says about the disk (`is full`), when the disk is why it failed. */
+export function storageFullReason(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && Object.hasOwn(STORAGE_FULL, code) ? `${STORAGE_FULL[code]} (${code})` : undefined;
 }
 
 /**
  * Serialises writes of a changing state: a write starts after the previous one finished, and
- * commits asked for while one waits share it. The state is captured when a write starts, so the
- * last commit's state is always the one that ends up on disk, however many requests commit at once.
+ * commits asked for while one runs share the next. The state is captured when a write starts, so
+ * the last commit's state is always the one that ends up on disk, however many requests commit at
+ * once. When a write fails, the commits waiting for it fail with it, unwritten: they hold changes
+ * made before the failure, which the store then undoes (see `openDataDirStore`).
  */
 export function createCommitQueue(write: () => Promise<void>): { commit(): Promise<void>; settled(): Promise<void> } {
-  let previous: Promise<void> = Promise.resolve();
+  let running: Promise<void> | undefined;
   let waiting: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    const run: Promise<void> = write().finally(() => {
+      if (running === run) running = undefined;
+    });
+    running = run;
+    return run;
+  };
   return {
     commit() {
       if (waiting) return waiting;
-      const next = previous
-        .catch(() => {})
-        .then(() => {
+      if (!running) return start();
+      const next = running.then(
+        () => {
           waiting = undefined;
-          return write();
-        });
+          return start();
+        },
+        (error: unknown) => {
+          waiting = undefined;
+          throw error;
+        },
+      );
       waiting = next;
-      previous = next;
       return next;
     },
-    settled: () => previous.catch(() => {}),
+    settled: async () => {
+      await waiting?.catch(() => {});
+      await running?.catch(() => {});
+    },
   };
 }

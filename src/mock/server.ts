@@ -17,6 +17,7 @@ import { createRouteIndex, notFoundOrWrongMethod, registerContractRoutes } from 
 import { handlers } from './routes';
 import { DEMO_FIXTURE } from './seed';
 import type { MockState } from './state';
+import { storageFullReason } from './persistence';
 import { openStore } from './store';
 
 // What `taxprep serve` needs of the mock, from this one module: the build makes it a bundle of its own.
@@ -79,6 +80,8 @@ export interface MockServerOptions {
   random?: RandomSource;
   /** Told about every unexpected failure (answered 500); `serve` prints them on stderr. */
   onInternalError?: (error: unknown) => void;
+  /** Told, in one line, of each request refused because the disk is full (answered 507). */
+  onStorageFull?: (line: string) => void;
   connectionLimits?: Partial<ConnectionLimits>;
 }
 
@@ -119,6 +122,8 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       random: options.random ?? Math.random,
       validateResponses: options.validateResponses ?? false,
       onInternalError: options.onInternalError ?? (() => {}),
+      onStorageFull: options.onStorageFull ?? (() => {}),
+      storage: options.dataDir === undefined ? 'its temporary directory' : `the data directory ${options.dataDir}`,
       connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
     });
     await app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
@@ -187,6 +192,9 @@ interface AppOptions {
   random: RandomSource;
   validateResponses: boolean;
   onInternalError: (error: unknown) => void;
+  onStorageFull: (line: string) => void;
+  /** Where the mock stores what it is sent, as messages name it. */
+  storage: string;
   connectionLimits: ConnectionLimits;
 }
 
@@ -223,7 +231,12 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
   replaceJsonParser(app);
 
   app.setErrorHandler((error, request, reply) => {
-    const answer = asMockError(error, request, deps.settings);
+    const storageFull = storageFullReason(error);
+    const answer =
+      storageFull === undefined
+        ? asMockError(error, request, deps.settings)
+        : new MockError('INSUFFICIENT_STORAGE', `The mock could not store the request: ${options.storage} ${storageFull}. Nothing of it was kept; free some space and send it again.`);
+    if (storageFull !== undefined) options.onStorageFull(`${request.method} ${request.url.split('?')[0]} answered 507: ${options.storage} ${storageFull}`);
     if (!answer) options.onInternalError(error);
     return sendMockError(deps, request, reply, answer ?? new MockError('INTERNAL_ERROR', 'The mock failed unexpectedly; this is a bug in taxprep.'));
   });

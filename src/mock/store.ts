@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createBlobStore, PRIVATE_DIRECTORY_MODE, type DirectoryBlobStore } from './blobStore';
 import type { MockStore } from './deps';
 import { stateFromFixture, type Fixture } from './fixture';
-import { createCommitQueue, DataDirError, lockDataDir, readStateFile, removeStateLeftovers, writeStateFile } from './persistence';
+import { createCommitQueue, DataDirError, lockDataDir, readStateFile, removeStateLeftovers, stateOfText, stateText, writeStateFile } from './persistence';
 import type { IdKind, MockState } from './state';
 
 export { DataDirError };
@@ -54,12 +54,20 @@ async function openDataDirStore(fixture: Fixture, dataDir: string): Promise<Mock
     await blobs.removeLeftovers();
     const saved = await readStateFile(dataDir);
     const state = saved ?? (await seed(fixture, blobs));
-    if (!saved) await writeStateFile(dataDir, state);
+    let written = stateText(state);
+    if (!saved) await writeStateFile(dataDir, written);
     await removeBlobsOutside(blobs, state);
     return storeOf(state, fixture, blobs, (currentState) => {
-      const queue = createCommitQueue(() => writeStateFile(dataDir, currentState()));
+      const queue = createCommitQueue(async () => {
+        const text = stateText(currentState());
+        await writeStateFile(dataDir, text);
+        written = text;
+      });
       return {
         commit: queue.commit,
+        // A request whose change could not be saved was refused (507 on a full disk): the state
+        // goes back to what is on disk, so that nothing unacknowledged shows or is saved later.
+        lastSaved: () => stateOfText(written),
         // Every commit asked for is on disk before the directory is released.
         close: () => queue.settled().then(unlock),
       };
@@ -96,6 +104,8 @@ async function removeBlobsOutside(blobs: DirectoryBlobStore, state: MockState): 
 
 interface Persistence {
   commit(): Promise<void>;
+  /** The state as last written, when a failed commit must be undone; absent in memory, where commits cannot fail. */
+  lastSaved?: () => MockState;
   close(): Promise<void>;
 }
 
@@ -117,7 +127,11 @@ function storeOf(
       state.nextIds[kind] = id + 1;
       return id;
     },
-    commit: () => persistence.commit(),
+    commit: () =>
+      persistence.commit().catch((error: unknown) => {
+        if (persistence.lastSaved) state = persistence.lastSaved();
+        throw error;
+      }),
     async reset() {
       const previousBlobs = state.documents.map((document) => document.blob);
       state = await seed(fixture, blobs);

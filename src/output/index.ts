@@ -53,7 +53,9 @@ export function createOutput(ctx: Pick<Context, 'io' | 'clock'> & Partial<Pick<C
       await writeText(io.stdout, heading + (await renderTable(head, rows, { tty: io.stdoutIsTTY, colors, columns: io.columns })));
     },
     card: (sections) => writeText(io.stdout, renderCard(sections, colors)),
-    note: (message) => writeText(io.stderr, `${message}\n`),
+    // A message for the person is not the command's output: a stderr that cannot be written
+    // (2>/dev/full) loses it, and the command goes on; stdout's failures end the run (src/cli.ts).
+    note: (message) => writeText(io.stderr, `${message}\n`).catch(() => undefined),
   };
   return output;
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli';
@@ -14,12 +17,12 @@ afterAll(async () => {
   await mock?.close();
 });
 
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(argv: string[], options: { configHome?: string; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new CapturedStream({ isTTY: false });
   const stderr = new CapturedStream({ isTTY: false });
   const stdin = Object.assign(new PassThrough(), { isTTY: false });
-  stdin.end('');
-  const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys.acme, XDG_CONFIG_HOME: '/nonexistent-taxprep-config' };
+  stdin.end(options.input ?? '');
+  const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys.acme, XDG_CONFIG_HOME: options.configHome ?? '/nonexistent-taxprep-config' };
   const code = await main(argv, { env, io: { stdout, stderr, stdin } });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
@@ -80,7 +83,15 @@ describe('--json FIELDS', () => {
   it('a command without a document to pick from refuses fields', async () => {
     const result = await run(['whoami', '--json', 'profile']);
     expect(result.code).toBe(EXIT.USAGE);
-    expect(JSON.parse(result.stderr).error.message).toBe('--json FIELDS: this command has no fields to select; use --json alone');
+    expect(JSON.parse(result.stderr).error.message).toBe('--json takes no fields with whoami: --json alone prints its whole output as JSON ("profile" was read as fields)');
+  });
+
+  it('a command without fields that takes a name keeps the word after --json as that name', async () => {
+    const configHome = mkdtempSync(join(tmpdir(), 'taxprep-json-flags-'));
+    expect((await run(['profiles', 'add', 'acme', '--api-key-stdin'], { configHome, input: `${mock.keys.acme}\n` })).code).toBe(0);
+    const result = await run(['profiles', 'show', '--json', 'acme'], { configHome });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ name: 'acme' });
   });
 });
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { branchOf, main, reportError } from '../../src/cli';
 import { VERSION } from '../../src/api/version';
@@ -240,6 +240,32 @@ describe('profiles and whoami', () => {
     writeFileSync(join(env.XDG_CONFIG_HOME, 'taxprep', 'profiles.json'), '{"profiles": [');
     expect(await run(['__complete', 'profiles'], { env })).toEqual({ code: 0, stdout: '', stderr: '' });
     expect((await run(['--help'])).stdout).not.toContain('__complete');
+  });
+
+  it('errors read as text on a terminal even with --json or --jq, and as JSON on stderr in a pipe', async () => {
+    const env = { TAXPREP_BASE_URL: 'http://127.0.0.1:9/v1beta' };
+    for (const flags of [['--json'], ['--jq', '.id']]) {
+      const terminal = await run(['api', 'GET', '/accounts/1', ...flags], { env, tty: true });
+      expect(terminal.code).toBe(EXIT.AUTH);
+      expect(terminal.stderr).toMatch(/^error: no API key is set\b|^error: /);
+      expect(() => JSON.parse(terminal.stderr)).toThrow();
+      const pipe = await run(['api', 'GET', '/accounts/1', ...flags], { env });
+      expect(JSON.parse(pipe.stderr).error.code).toBe('NO_API_KEY');
+    }
+  });
+
+  it('a stdout that fails (a full disk) ends with one message and exit 74; a closed pipe quietly with 141', async () => {
+    for (const [code, exit, stderr] of [
+      ['ENOSPC', EXIT.OUTPUT_FAILED, 'error: cannot write the output: the device is full (ENOSPC)\n'],
+      ['EPIPE', EXIT.OUTPUT_CLOSED, ''],
+    ] as const) {
+      for (const argv of [['help', 'exit-codes'], ['--help'], ['--version']]) {
+        const captured = new CapturedStream({ isTTY: false });
+        const stdout = new Writable({ write: (_chunk, _encoding, callback) => callback(Object.assign(new Error(`${code}: failed`), { code })) });
+        expect(await main(argv, { env: {}, io: { stdout, stderr: captured } }), argv.join(' ')).toBe(exit);
+        expect(captured.text().split('\n')[0]).toBe(stderr.split('\n')[0]);
+      }
+    }
   });
 
   it('a command that needs a key fails before sending, exit 3, as JSON with --json', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { baseUrlVersionWarning, checkApiKey, checkBaseUrl, checkQueryParameters, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, parseSize, resolveSettings } from '../../src/config/settings';
-import { hasApiKeyShape, redactApiKey } from '../../src/contract/apiKeys';
+import { hasApiKeyShape, keyRedactor, redactApiKey } from '../../src/contract/apiKeys';
 import type { Profile, ProfileStore } from '../../src/types';
 import { EXIT, MalformedApiKeyError, MissingCredentialsError, UsageError } from '../../src/errors';
 
@@ -128,6 +128,22 @@ describe('the contract\'s key shape, whatever the prefix', () => {
   ])('%s', (key, shaped, redacted) => {
     expect(hasApiKeyShape(key)).toBe(shaped);
     expect(redactApiKey(key)).toBe(redacted);
+  });
+});
+
+describe('keyRedactor: the key in a text from the service', () => {
+  const redact = keyRedactor('live_a/b+C_9zQx81kd00');
+  it.each([
+    ['plainly', 'Key Bearer live_a/b+C_9zQx81kd00 is not valid', 'Key Bearer live_…kd00 is not valid'],
+    ['percent-encoded, any case', 'GET /x?key=live_a%2Fb%2bC_9zQx81kd00 refused', 'GET /x?key=live_…kd00 refused'],
+    ['as JSON escapes, in a mix', 'Key Bearer \\u006cive_a\\/b\\u002BC_9zQx81kd\\u0030\\u0030 is not valid', 'Key Bearer live_…kd00 is not valid'],
+  ])('%s', (_form, text, redacted) => {
+    expect(redact(text)).toBe(redacted);
+  });
+
+  it('leaves other text, and every text when there is no key', () => {
+    expect(redact('live_a/b+C_9zQx81kd01 and LIVE_A/B+C_9ZQX81KD00')).toBe('live_a/b+C_9zQx81kd01 and LIVE_A/B+C_9ZQX81KD00');
+    expect(keyRedactor(undefined)('live_a/b+C_9zQx81kd00')).toBe('live_a/b+C_9zQx81kd00');
   });
 });
 

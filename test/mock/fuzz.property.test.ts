@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_DETAILS, ERROR_STATUS, ErrorBody, type ErrorCode } from '../../src/contract';
+import { openApiDocument } from '../../src/contract/openapi';
 import { DEMO_API_KEYS } from '../../src/mock/seed';
 import { createMockServer, type MockServer } from '../../src/mock/server';
 import type { MockState } from '../../src/mock/state';
@@ -10,7 +11,8 @@ import type { MockState } from '../../src/mock/state';
  * Drives the running mock (real HTTP on 127.0.0.1) with generated requests from two partners'
  * keys: random JSON with prototype-named keys, wrong types, odd ids, out-of-range queries, broken
  * multipart, wrong methods and media types. Every answer must be below 500, every error in the
- * contract's shape with the status of its code, and no answer may show one partner another's ids,
+ * contract's shape with the status of its code, every answer to an operation of `/openapi.json`
+ * with a status and code that the document lists for it, and no answer may show one partner another's ids,
  * emails or documents. The mock checks its own successful answers against the contract
  * (`validateResponses`), so an answer off the contract shows up here as a 500.
  */
@@ -259,6 +261,31 @@ function namedIds(value: unknown, topKind: 'account' | 'document' | 'project' | 
   return found;
 }
 
+interface DocumentedResponses {
+  [status: string]: { 'x-error-codes'?: string[] };
+}
+
+/** The operations of `/openapi.json`, each with a pattern for its paths: what the document promises. */
+const DOCUMENTED: Array<{ method: string; pattern: RegExp; responses: DocumentedResponses }> = Object.entries(
+  openApiDocument({ baseUrl: 'http://127.0.0.1/v1beta' }).paths as Record<string, Record<string, { responses: DocumentedResponses }>>,
+).flatMap(([path, operations]) =>
+  Object.entries(operations).map(([method, operation]) => ({
+    method: method.toUpperCase(),
+    pattern: new RegExp(`^/v1beta${path.replace(/\{[a-z_]+\}/g, '[^/?]+')}(\\?|$)`),
+    responses: operation.responses,
+  })),
+);
+
+/** An answer to a documented operation (HEAD answers as GET) must have its status, and its error code, listed there. */
+function checkDocumented(request: GeneratedRequest, status: number, code: string | undefined, where: string): void {
+  const method = request.method === 'HEAD' ? 'GET' : request.method;
+  const operation = DOCUMENTED.find((candidate) => candidate.method === method && candidate.pattern.test(request.path));
+  if (operation === undefined) return;
+  const documented = operation.responses[String(status)];
+  expect(documented, `${where}: status ${status} is not in /openapi.json`).toBeDefined();
+  if (code !== undefined) expect(documented!['x-error-codes'], `${where}: ${code} is not in /openapi.json`).toContain(code);
+}
+
 function check(request: GeneratedRequest & { partner: Partner | undefined }, answer: Answer, tally: Tally): void {
   tally.sent += 1;
   tally.byStatus.set(answer.status, (tally.byStatus.get(answer.status) ?? 0) + 1);
@@ -266,9 +293,11 @@ function check(request: GeneratedRequest & { partner: Partner | undefined }, ans
   expect(answer.status, where).toBeLessThan(500);
   if (request.method === 'HEAD') {
     expect(answer.text, where).toBe('');
+    checkDocumented(request, answer.status, undefined, where);
     return;
   }
   const body: unknown = JSON.parse(answer.text);
+  checkDocumented(request, answer.status, answer.status >= 400 ? (body as { error?: { code?: string } }).error?.code : undefined, where);
   if (answer.status >= 400) {
     const parsed = ErrorBody.safeParse(body);
     expect(parsed.success, where).toBe(true);
@@ -308,5 +337,6 @@ describe(`the running mock under ${REQUESTS} generated requests`, () => {
     console.log(`fuzz: ${tally.sent} requests; ${[...tally.byStatus].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`).join(', ')}`);
     // The generators reach every class of answer, successes and refusals alike.
     for (const status of [200, 201, 400, 401, 403, 404, 405, 409, 415, 429]) expect(tally.byStatus.get(status) ?? 0, `answers with ${status}`).toBeGreaterThan(0);
-  });
+    // About 4 s alone; 13-18 s on the shared 2-core machine under a full suite's load, past the default 20 s at times.
+  }, 60_000);
 });

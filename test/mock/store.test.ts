@@ -263,4 +263,18 @@ describe('commit queue', () => {
     await expect(commit()).rejects.toThrow('disk full');
     await expect(commit()).resolves.toBeUndefined();
   });
+
+  it('fails the commits that waited for a failed write, unwritten: their changes were made before it failed', async () => {
+    let writes = 0;
+    const { commit } = createCommitQueue(async () => {
+      writes += 1;
+      await Promise.resolve();
+      if (writes === 1) throw new Error('disk full');
+    });
+    const failing = commit();
+    const waiting = [commit(), commit()];
+    await expect(failing).rejects.toThrow('disk full');
+    for (const commitment of waiting) await expect(commitment).rejects.toThrow('disk full');
+    expect(writes).toBe(1);
+  });
 });

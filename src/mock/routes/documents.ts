@@ -34,7 +34,11 @@ export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments'
       blob: file.blob,
     };
     deps.store.state.documents.push(record);
-    await deps.store.commit();
+    await deps.store.commit().catch(async (error: unknown) => {
+      // Not saved, so not kept (the store went back to its saved state): neither is the file.
+      await deps.store.blobs.remove(file.blob);
+      throw error;
+    });
     return documentOf(record);
   },
 
