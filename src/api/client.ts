@@ -239,7 +239,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
         }
         const read = await readList(name, { ...input, query: { ...query, limit, offset } } as CallInput<typeof name>);
         if (read.sent > 0 && read.ids === previousIds) {
-          warn(`the service sent the same ${key} again at offset ${offset}; stopping there`);
+          warn(repeatedPage(key, offset, parameterName(name, 'offset'), configurableFilter(name, 'offset')));
           return;
         }
         previousIds = read.ids;
@@ -291,6 +291,19 @@ export function resolveRawUrl(path: string, baseUrl: string, transport: Pick<Tra
   const withSlash = path.startsWith('/') ? path : `/${path}`;
   const full = basePath !== '' && (withSlash === basePath || withSlash.startsWith(`${basePath}/`)) ? withSlash : `${basePath}${withSlash}`;
   return new URL(full, transport.origin);
+}
+
+/**
+ * Why `--all` stopped early: a page that repeats the previous one most likely means the service
+ * ignores the offset parameter as named, and the list shown is incomplete.
+ */
+function repeatedPage(key: string, offset: number, parameter: string, setting: string | undefined): string {
+  const rename = setting === undefined ? '' : `, and set "${setting}" in ${ENVIRONMENT_VARIABLES.queryParameters} or the profile's query_parameters (\`taxprep doctor --save\` does it)`;
+  return (
+    `the service sent the same ${key} again at offset ${offset}; stopping there, so the list shown may be incomplete. ` +
+    `The likely cause: the service ignores the query parameter "${parameter}" (it names its offset differently). ` +
+    `Run \`taxprep doctor\` to find the name it honours${rename}`
+  );
 }
 
 /** " (id 17)" when an item has an id to name it by. */

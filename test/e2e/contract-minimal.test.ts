@@ -221,7 +221,8 @@ describe('broken and hostile services', () => {
     const result = await runCli(['deliverables', 'list', '--all', '--json'], at(server.baseUrl('repeat')));
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(result.stdout).deliverables).toHaveLength(2);
-    expect(result.stderr).toContain('warning: the service sent the same deliverables again at offset 2; stopping there');
+    expect(result.stderr).toContain('warning: the service sent the same deliverables again at offset 2; stopping there, so the list shown may be incomplete.');
+    expect(result.stderr).toContain('Run `taxprep doctor`');
   });
 
   it('an endless body stops at --max-response-size with exit 12', async () => {
