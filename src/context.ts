@@ -48,7 +48,7 @@ export function createContext(options: ContextOptions): OwnedContext {
       const resolved = await context.settings();
       const { checkApiKey, usableApiKey } = await import('./config/settings');
       if (apiOptions.requireKey !== false) checkApiKey(resolved);
-      client ??= import('./api/client').then(({ createApiClient }) =>
+      client ??= Promise.all([import('./api/client'), import('./output/statusLine')]).then(([{ createApiClient }, { createStatusLine }]) =>
         createApiClient({
           baseUrl: resolved.baseUrl,
           apiKey: usableApiKey(resolved),
@@ -60,6 +60,8 @@ export function createContext(options: ContextOptions): OwnedContext {
           log: (line) => {
             io.stderr.write(`${line}\n`);
           },
+          // In place only on a terminal, and not among --verbose traces, which are a line each.
+          retryNotes: createStatusLine(io.stderr, io.stderrIsTTY && !globals.verbose, io.columns),
         }),
       );
       return (await client).api;

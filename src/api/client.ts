@@ -11,6 +11,7 @@ import type { ApiClient, ApiResponse, CallInput } from './types';
 import { apiErrorFrom, notTheApi, type ErrorContext } from './errors';
 import { LIST_KEYS, misfit, PARSE_WITHOUT_JIT, tolerantReader, type TolerantResponseOf } from './tolerant';
 import { createTransport, rateLimitWait, type HttpResult, type OutgoingRequest, type Transport } from './http';
+import type { StatusLine } from '../output/statusLine';
 import { DEFAULT_MAX_RETRIES, RETRY_BUDGET_MS } from './retry';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -39,6 +40,8 @@ export interface ApiClientOptions {
   clock: Clock;
   random: () => number;
   log: (line: string) => void;
+  /** Where retry notes go: see src/output/statusLine.ts. */
+  retryNotes: StatusLine;
 }
 
 /** A list answer as read: the page to show, and what paging needs of what was sent. */
@@ -63,6 +66,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     clock: options.clock,
     random: options.random,
     log: options.log,
+    retryNotes: options.retryNotes,
     maxResponseBytes: options.settings.maxResponseBytes,
   });
   const errorContext: ErrorContext = { keySource: describeKeySource(options.settings), baseUrl: options.baseUrl };
