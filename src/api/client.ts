@@ -261,7 +261,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       if (!/^[A-Z]+$/.test(upper)) throw new UsageError(`"${method}" is not an HTTP method`, { details: { method: ['must be an HTTP method such as GET or POST'] } });
       const url = resolveRawUrl(path, options.baseUrl, transport);
       for (const [key, value] of Object.entries(rawOptions.query ?? {})) url.searchParams.append(key, value);
-      const request: OutgoingRequest = { method: upper, url, authenticated: true, headers: rawOptions.headers, signal: rawOptions.signal };
+      const request: OutgoingRequest = { method: upper, url, authenticated: rawOptions.anonymous !== true, headers: rawOptions.headers, signal: rawOptions.signal };
       if (rawOptions.body !== undefined) request.body = { json: rawOptions.body };
       const result = await transport.send(request);
       let json: unknown;
