@@ -203,7 +203,7 @@ describe('a wrong base URL (a foreign 404 or HTML)', () => {
   });
 
   it('profiles add warns about a base URL without /v1beta', async () => {
-    const result = await runCli(['profiles', 'add', 'wrong', '--base-url', server.origin], { input: `${MINIMAL_KEY}\n` });
+    const result = await runCli(['profiles', 'add', 'wrong', '--base-url', server.origin, '--no-verify'], { input: `${MINIMAL_KEY}\n` });
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toMatch(/^warning: the base URL http:\/\/127\.0\.0\.1:\d+ does not end in \/v1beta/m);
   });

@@ -1,4 +1,4 @@
-import { bodySnippet } from '../../api/errors';
+import { bodySnippet, codeInCauses } from '../../api/errors';
 import { checkKey, type KeyCheckOutcome } from '../../api/keyCheck';
 import { ApiError, CliError, EXIT, NetworkError } from '../../errors';
 import { formatDuration } from '../../lib/duration';
@@ -26,17 +26,7 @@ const TLS_CODE = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_TLS_|ERR_SSL_|
 
 /** A TLS failure's code (and message) somewhere in the error's causes. */
 export function tlsFailure(error: unknown): { code: string; message: string } | undefined {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0) {
-    const current = queue.shift();
-    if (current === null || typeof current !== 'object' || seen.has(current)) continue;
-    seen.add(current);
-    const { code, cause, errors, message } = current as { code?: unknown; cause?: unknown; errors?: unknown; message?: unknown };
-    if (typeof code === 'string' && TLS_CODE.test(code)) return { code, message: typeof message === 'string' ? message : code };
-    queue.push(cause, ...(Array.isArray(errors) ? errors : []));
-  }
-  return undefined;
+  return codeInCauses(error, (code) => TLS_CODE.test(code));
 }
 
 function tlsFix(code: string): string {
