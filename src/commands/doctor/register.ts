@@ -8,7 +8,6 @@ export const doctor: CommandSpec = {
     { flag: '--save', help: 'store the query parameter names found in the profile in use (see `profiles show`)' },
   ],
   examples: ['taxprep doctor', 'taxprep doctor --profile acme --save', 'taxprep doctor --offline', "taxprep doctor --json | jq -r '.checks[] | select(.status != \"ok\") | .fix'"],
-  jsonFields: ['profile', 'base_url', 'offline', 'request_budget', 'requests_used', 'passed', 'exit_code', 'checks', 'query_parameters', 'saved'],
   notes:
     'At most 15 requests, all reads (writes are never tried), without retries. Each check prints a fix\n' +
     'when it is not ok. A warning leaves the exit status 0; the first failure sets it: 2 a setting\n' +
