@@ -24,7 +24,7 @@ export interface KeyCheckOutcome {
   page?: ApiResponse<TolerantResponseOf<'listDeliverables'>>;
 }
 
-export function keyCheckRequest(limit: number): string {
+function keyCheckRequest(limit: number): string {
   return `GET /deliverables?limit=${limit}`;
 }
 

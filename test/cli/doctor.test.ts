@@ -1,4 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as doctor from '../../src/commands/doctor/doctor';
+import { createTestContext } from '../helpers/context';
 import { exitCodeOf, fail, ok, warn } from '../../src/commands/doctor/checks';
 import { decideFilter, decideOffset, findNames, telltaleValues } from '../../src/commands/doctor/names';
 import { isLoopback, proxyInEffect } from '../../src/commands/doctor/proxy';
@@ -146,5 +151,52 @@ describe('the rest of the checks', () => {
     await api.raw('GET', '/b');
     await expect(api.raw('GET', '/c')).rejects.toThrow('doctor planned more than its 2 requests');
     expect(api.used()).toBe(2);
+  });
+});
+
+describe('doctor in-process against a server that is not the API', () => {
+  let origin = '';
+  const server = createServer((request, response) => {
+    if (request.url === '/moved/v1beta/health') {
+      response.writeHead(301, { location: 'https://api.example/v1beta/health' });
+      response.end();
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'text/html' });
+    response.end('<html><body>Not Found</body></html>');
+  });
+  beforeAll(async () => {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => server.close());
+
+  async function report(baseUrl: string) {
+    const t = createTestContext({ env: { TAXPREP_BASE_URL: baseUrl, TAXPREP_API_KEY: 'acme_0123456789abcdefghij', NODE_DISABLE_COMPILE_CACHE: '1' }, globals: { json: true } });
+    try {
+      const code = await doctor.run(t.ctx, { offline: false, save: false });
+      return { code, document: JSON.parse(t.stdout()) as { requests_used: number; checks: Array<{ name: string; status: string; detail: string; fix: string | null }> } };
+    } finally {
+      await t.ctx.close();
+    }
+  }
+
+  it('a redirect fails with exit 8, naming where it points; the key is never sent', async () => {
+    const { code, document } = await report(`${origin}/moved/v1beta`);
+    expect(code).toBe(EXIT.SERVER);
+    expect(document.checks.find((entry) => entry.name === 'redirects')).toMatchObject({
+      status: 'fail',
+      detail: 'GET /health answered HTTP 301 to https://api.example/v1beta/health; taxprep never follows a redirect with the key',
+      fix: 'Use the address it points to: taxprep profiles add <name> --base-url https://api.example/v1beta',
+    });
+    expect(document.requests_used).toBe(1);
+  });
+
+  it('a foreign 404 page fails with exit 11, saying what the base URL should be', async () => {
+    const { code, document } = await report(`${origin}/v1beta`);
+    expect(code).toBe(EXIT.NOT_THE_API);
+    expect(document.checks.find((entry) => entry.name === 'looks like the API')).toMatchObject({ status: 'fail', detail: 'GET /health answered HTTP 404 "<html><body>Not Found</body></html>", not the service\'s health record' });
+    expect(document.checks.find((entry) => entry.name === 'accepted')?.status).toBe('skip');
   });
 });
