@@ -1,9 +1,11 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as doctor from '../../src/commands/doctor/doctor';
 import { createTestContext } from '../helpers/context';
+import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../helpers/selfSigned';
 import { exitCodeOf, fail, ok, warn } from '../../src/commands/doctor/checks';
 import { decideFilter, decideOffset, findNames, telltaleValues } from '../../src/commands/doctor/names';
 import { isLoopback, proxyInEffect } from '../../src/commands/doctor/proxy';
@@ -191,6 +193,20 @@ describe('doctor in-process against a server that is not the API', () => {
       fix: 'Use the address it points to: taxprep profiles add <name> --base-url https://api.example/v1beta',
     });
     expect(document.requests_used).toBe(1);
+  });
+
+  it('an untrusted certificate fails with exit 7 and says how to trust an own CA; nothing else is asked', async () => {
+    const tls = createHttpsServer({ key: SELF_SIGNED_KEY, cert: SELF_SIGNED_CERT }, (_request, response) => response.end('{}'));
+    tls.listen(0, '127.0.0.1');
+    await once(tls, 'listening');
+    try {
+      const { code, document } = await report(`https://localhost:${(tls.address() as AddressInfo).port}/v1beta`);
+      expect(code).toBe(EXIT.NETWORK);
+      expect(document.checks.find((entry) => entry.name === 'TLS')).toMatchObject({ status: 'fail', detail: 'self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)', fix: expect.stringContaining('NODE_EXTRA_CA_CERTS=') });
+      expect(document.requests_used).toBe(1);
+    } finally {
+      tls.close();
+    }
   });
 
   it('a foreign 404 page fails with exit 11, saying what the base URL should be', async () => {
