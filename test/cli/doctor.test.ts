@@ -106,6 +106,14 @@ describe('finding the names with a scripted service', () => {
     expect(findings[2]!.detail).toBe('accountId=10 kept only deliverables whose account_id is 10');
   });
 
+  it('lists the key may not read are not checked, and cost no request', async () => {
+    const { api, asked } = service({ ...CONFIGURABLE_QUERY_PARAMETERS });
+    const findings = await findNames(api, { ...CONFIGURABLE_QUERY_PARAMETERS }, {});
+    expect(findings.map((finding) => finding.outcome)).toEqual(['not_checked', 'not_checked', 'not_checked', 'not_checked', 'not_checked']);
+    expect(findings[4]!.detail).toBe('the key cannot list deliverables');
+    expect(asked).toEqual([]);
+  });
+
   it('none of the names honoured is said so, with the names tried', async () => {
     const { api } = service({ ...CONFIGURABLE_QUERY_PARAMETERS, 'deliverables.offset': 'page' });
     const [offset] = (await findNames(api, { ...CONFIGURABLE_QUERY_PARAMETERS }, { deliverables })).slice(-1);

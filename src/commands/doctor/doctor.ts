@@ -54,6 +54,8 @@ function nameCheck(finding: NameFinding, settings: ResolvedSettings, saved: bool
           ? `--all stops at the first repeated page. If you know the service's name for the offset, set ${setIt('<name>')}.`
           : `taxprep drops rows that do not match the filter (with a warning), so lists stay right but pages may be short. If you know the service's name, set ${setIt('<name>')}.`,
       );
+    case 'not_checked':
+      return skip('names', setting, `not checked: ${detail}`);
     case 'undecided':
       return warn('names', setting, `could not decide: ${detail}`, `Nothing was changed. Run doctor again when there is more data, or ask the service operator for the name and set ${setIt('<name>')}.`);
   }

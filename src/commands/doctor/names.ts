@@ -38,7 +38,8 @@ export interface NameFinding {
   setting: ConfigurableQueryParameter;
   /** The name taxprep sends now. */
   configured: string;
-  outcome: 'honoured' | 'other' | 'none' | 'undecided';
+  /** `not_checked`: the key may not read the list the name belongs to. */
+  outcome: 'honoured' | 'other' | 'none' | 'undecided' | 'not_checked';
   /** The name found honoured (`honoured`: the configured one). */
   found?: string;
   /** The evidence, or why it could not be decided. */
@@ -171,17 +172,17 @@ export async function findNames(api: CountedApi, names: Record<string, string>, 
   const configured = (setting: ConfigurableQueryParameter) => names[setting] ?? CONFIGURABLE_QUERY_PARAMETERS[setting];
   const undecided = (setting: ConfigurableQueryParameter, detail: string): NameFinding => ({ setting, configured: configured(setting), outcome: 'undecided', detail });
   const add = (setting: ConfigurableQueryParameter, probe: Probe | string | undefined, missing: string) =>
-    probes.push(probe === undefined ? undecided(setting, missing) : typeof probe === 'string' ? undecided(setting, probe) : probe);
+    probes.push(probe === undefined ? { ...undecided(setting, missing), outcome: 'not_checked' } : typeof probe === 'string' ? undecided(setting, probe) : probe);
 
   const deliverables = lists.deliverables;
-  const noDeliverables = 'not checked: the key cannot list deliverables';
+  const noDeliverables = 'the key cannot list deliverables';
   const page = { limit: '100' };
   add('deliverables.offset', deliverables && offsetProbe(configured('deliverables.offset'), api, deliverables), noDeliverables);
   add('deliverables.account_id', deliverables && filterProbe('deliverables.account_id', configured('deliverables.account_id'), api, '/deliverables', 'deliverables', deliverables, page), noDeliverables);
   add('deliverables.project_type', deliverables && filterProbe('deliverables.project_type', configured('deliverables.project_type'), api, '/deliverables', 'deliverables', deliverables, page), noDeliverables);
   const projects = lists.projects;
   const projectsPath = projects && `/accounts/${encodeURIComponent(projects.accountId)}/projects`;
-  const noProjects = 'not checked: no account whose projects the key can list';
+  const noProjects = 'no account whose projects the key can list';
   add('projects.type', projects && filterProbe('projects.type', configured('projects.type'), api, projectsPath!, 'projects', projects.items, {}), noProjects);
   add('projects.status', projects && filterProbe('projects.status', configured('projects.status'), api, projectsPath!, 'projects', projects.items, {}), noProjects);
 
