@@ -13,7 +13,7 @@ _taxprep() {
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
     case "$cmd_path/$word" in
-      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/create"|"taxprep/accounts/get"|"taxprep/login-link"|"taxprep/login-link/renew"|"taxprep/login-link/ledger"|"taxprep/docs"|"taxprep/docs/upload"|"taxprep/docs/list"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/projects/list"|"taxprep/projects/status"|"taxprep/deliverables"|"taxprep/deliverables/list"|"taxprep/deliverables/get"|"taxprep/profiles"|"taxprep/profiles/add"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/whoami"|"taxprep/api"|"taxprep/serve"|"taxprep/completion"|"taxprep/help"|"taxprep/version") cmd_path="$cmd_path/$word" ;;
+      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/create"|"taxprep/accounts/get"|"taxprep/login-link"|"taxprep/login-link/renew"|"taxprep/login-link/ledger"|"taxprep/docs"|"taxprep/docs/upload"|"taxprep/docs/list"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/projects/list"|"taxprep/projects/status"|"taxprep/deliverables"|"taxprep/deliverables/list"|"taxprep/deliverables/get"|"taxprep/profiles"|"taxprep/profiles/add"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/whoami"|"taxprep/doctor"|"taxprep/api"|"taxprep/serve"|"taxprep/completion"|"taxprep/help"|"taxprep/version") cmd_path="$cmd_path/$word" ;;
     esac
   done
   # The value of a flag that takes one.
@@ -40,15 +40,16 @@ _taxprep() {
       "taxprep/projects/list") COMPREPLY=($(compgen -W "--tax-year --type --status --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/deliverables/list") COMPREPLY=($(compgen -W "--status --account --type --limit --offset --all --max-pages --ndjson --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/deliverables/get") COMPREPLY=($(compgen -W "--open --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/profiles/add") COMPREPLY=($(compgen -W "--base-url --api-key-stdin --default --json --jq --profile --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/profiles/add") COMPREPLY=($(compgen -W "--base-url --api-key-stdin --default --no-verify --json --jq --profile --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/whoami") COMPREPLY=($(compgen -W "--offline --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/doctor") COMPREPLY=($(compgen -W "--offline --save --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/api") COMPREPLY=($(compgen -W "-f --field --raw-field --input -q --query --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/serve") COMPREPLY=($(compgen -W "--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --openapi --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
     esac
     return
   fi
   case "$cmd_path" in
-    "taxprep") COMPREPLY=($(compgen -W "health accounts login-link docs projects deliverables profiles whoami api serve completion help version" -- "$cur")) ;;
+    "taxprep") COMPREPLY=($(compgen -W "health accounts login-link docs projects deliverables profiles whoami doctor api serve completion help version" -- "$cur")) ;;
     "taxprep/accounts") COMPREPLY=($(compgen -W "create get" -- "$cur")) ;;
     "taxprep/login-link") COMPREPLY=($(compgen -W "renew ledger" -- "$cur")) ;;
     "taxprep/docs") COMPREPLY=($(compgen -W "upload list get" -- "$cur")) ;;
@@ -58,7 +59,7 @@ _taxprep() {
     "taxprep/profiles") COMPREPLY=($(compgen -W "add list use show remove" -- "$cur")) ;;
     "taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove") _taxprep_profiles ;;
     "taxprep/completion") COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
-    "taxprep/help") COMPREPLY=($(compgen -W "environment exit-codes health accounts login-link docs projects deliverables profiles whoami api serve completion help version" -- "$cur")) ;;
+    "taxprep/help") COMPREPLY=($(compgen -W "environment exit-codes health accounts login-link docs projects deliverables profiles whoami doctor api serve completion help version" -- "$cur")) ;;
   esac
 }
 complete -F _taxprep taxprep

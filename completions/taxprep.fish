@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -31,6 +31,7 @@ complete -c taxprep -n '__taxprep_at taxprep' -a projects -d 'Follow an account\
 complete -c taxprep -n '__taxprep_at taxprep' -a deliverables -d 'Read projects\' deliverables'
 complete -c taxprep -n '__taxprep_at taxprep' -a profiles -d 'Store API keys and service addresses as named profiles (one is the default)'
 complete -c taxprep -n '__taxprep_at taxprep' -a whoami -d 'Show the profile, base URL and key (redacted) in effect, where each came from, and whether the service accepts the key'
+complete -c taxprep -n '__taxprep_at taxprep' -a doctor -d 'Check a profile against the service: base URL, key, clock, quota, the query parameter names it honours, local files'
 complete -c taxprep -n '__taxprep_at taxprep' -a api -d 'Call any endpoint with the stored key and print the JSON answer (like `gh api`)'
 complete -c taxprep -n '__taxprep_at taxprep' -a serve -d 'Run a local implementation of the whole service, for dry runs and scripts'
 complete -c taxprep -n '__taxprep_at taxprep' -a completion -d 'Print the shell completion script for bash, zsh or fish'
@@ -114,10 +115,13 @@ complete -c taxprep -n '__taxprep_at taxprep/profiles' -a remove -d 'Remove a pr
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l base-url -x -d 'service address including /v1beta (default: the local mock, http://127.0.0.1:4010/v1beta)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l api-key-stdin -d 'read the key from stdin (the default when stdin is not a terminal)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l default -d 'make it the default profile (the first profile always is)'
+complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l no-verify -d 'store the key without asking the service whether it accepts it (offline use)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/use' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/show' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/remove' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/whoami' -l offline -d 'do not ask the service; only show the settings'
+complete -c taxprep -n '__taxprep_at taxprep/doctor' -l offline -d 'ask the service nothing; only the local checks'
+complete -c taxprep -n '__taxprep_at taxprep/doctor' -l save -d 'store the query parameter names found in the profile in use (see `profiles show`)'
 complete -c taxprep -n '__taxprep_at taxprep/api' -s f -l field -x -d 'JSON body field; numbers, true, false and null are typed, a.b=... nests'
 complete -c taxprep -n '__taxprep_at taxprep/api' -l raw-field -x -d 'JSON body field sent as a string as written'
 complete -c taxprep -n '__taxprep_at taxprep/api' -l input -r -F -d 'JSON body from a file, or - for stdin'
@@ -134,4 +138,4 @@ complete -c taxprep -n '__taxprep_at taxprep/serve' -l error-rate -x -d 'answer 
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l drop-rate -x -d 'drop the connection of this fraction (0-1) of contract requests'
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l openapi -d 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit'
 complete -c taxprep -n '__taxprep_at taxprep/completion' -a 'bash zsh fish'
-complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes health accounts login-link docs projects deliverables profiles whoami api serve completion help version'
+complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes health accounts login-link docs projects deliverables profiles whoami doctor api serve completion help version'

@@ -14,6 +14,8 @@ export interface ContextOptions {
   onInterrupt?: (handler: () => void) => () => void;
 }
 
+type OwnedClient = { api: ApiClient; close(): Promise<void> };
+
 /** A context together with the means to release what it opened (the HTTP connection pool). */
 export interface OwnedContext extends Context {
   close(): Promise<void>;
@@ -29,12 +31,31 @@ export function createContext(options: ContextOptions): OwnedContext {
   const clock = options.clock ?? systemClock;
   let store: Promise<ProfileStore> | undefined;
   let settings: Promise<ResolvedSettings> | undefined;
-  let client: Promise<{ api: ApiClient; close(): Promise<void> }> | undefined;
+  let client: Promise<OwnedClient> | undefined;
+  const others: Array<Promise<OwnedClient>> = [];
   let interruption: AbortController | undefined;
   let stopListening: (() => void) | undefined;
 
   const profiles = () =>
     (store ??= import('./config/store').then(({ openProfileStore }) => openProfileStore(env)));
+
+  const makeClient = (resolved: ResolvedSettings, apiKey: string | undefined, retry: boolean): Promise<OwnedClient> =>
+    Promise.all([import('./api/client'), import('./output/statusLine')]).then(([{ createApiClient }, { createStatusLine }]) =>
+      createApiClient({
+        baseUrl: resolved.baseUrl,
+        apiKey,
+        settings: resolved,
+        globals: { ...globals, retry: globals.retry && retry },
+        env,
+        clock,
+        random: options.random ?? Math.random,
+        log: (line) => {
+          io.stderr.write(`${line}\n`);
+        },
+        // In place only on a terminal, and not among --verbose traces, which are a line each.
+        retryNotes: createStatusLine(io.stderr, io.stderrIsTTY && !globals.verbose, io.columns),
+      }),
+    );
 
   const context: OwnedContext = {
     io,
@@ -45,23 +66,21 @@ export function createContext(options: ContextOptions): OwnedContext {
     settings: () =>
       (settings ??= import('./config/settings').then(({ resolveSettings }) => resolveSettings({ globals, env, profiles }))),
     async api(apiOptions = {}) {
+      if (apiOptions.service !== undefined) {
+        const { DEFAULT_MAX_RESPONSE_BYTES, CONFIGURABLE_QUERY_PARAMETERS } = await import('./config/settings');
+        const { baseUrl, apiKey, profileName } = apiOptions.service;
+        const own = makeClient(
+          { profileName, baseUrl, baseUrlSource: 'flag', apiKey, apiKeySource: 'profile', maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES, queryParameters: { ...CONFIGURABLE_QUERY_PARAMETERS } },
+          apiKey,
+          apiOptions.retry !== false,
+        );
+        others.push(own);
+        return (await own).api;
+      }
       const resolved = await context.settings();
       const { checkApiKey, usableApiKey } = await import('./config/settings');
       if (apiOptions.requireKey !== false) checkApiKey(resolved);
-      client ??= import('./api/client').then(({ createApiClient }) =>
-        createApiClient({
-          baseUrl: resolved.baseUrl,
-          apiKey: usableApiKey(resolved),
-          settings: resolved,
-          globals,
-          env,
-          clock,
-          random: options.random ?? Math.random,
-          log: (line) => {
-            io.stderr.write(`${line}\n`);
-          },
-        }),
-      );
+      client ??= makeClient(resolved, usableApiKey(resolved), apiOptions.retry !== false);
       return (await client).api;
     },
     readSecret: (prompt) => readSecret(io, prompt),
@@ -82,7 +101,7 @@ export function createContext(options: ContextOptions): OwnedContext {
     },
     async close() {
       stopListening?.();
-      if (client !== undefined) await (await client).close();
+      for (const owned of [client, ...others]) if (owned !== undefined) await (await owned).close();
     },
   };
   return context;

@@ -87,6 +87,21 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+export interface ApiOptions {
+  /** Default true: fail before any request when no usable key is configured. */
+  requireKey?: boolean;
+  /**
+   * False: never retry, so that every request sent is one counted (`doctor`'s budget). The first
+   * call of `api()` builds the client; later options of this kind change nothing.
+   */
+  retry?: boolean;
+  /**
+   * A client of its own for another service or key than the settings' (`profiles add` checks a key
+   * before storing it); not shared, closed with the context.
+   */
+  service?: { baseUrl: string; apiKey: string; profileName: string };
+}
+
 /**
  * The factory: everything a command needs, built lazily so that a command pays only for what it
  * uses (`health` never loads conf when flags and environment name the base URL, say).
@@ -100,7 +115,7 @@ export interface Context {
   profiles(): Promise<ProfileStore>;
   settings(): Promise<ResolvedSettings>;
   /** An API client for the resolved settings; fails with `MissingCredentialsError` when `requireKey` and no key is set. */
-  api(options?: { requireKey?: boolean }): Promise<ApiClient>;
+  api(options?: ApiOptions): Promise<ApiClient>;
   /** Reads a secret: a hidden prompt on a terminal, else one line of stdin. */
   readSecret(prompt: string): Promise<string>;
   /** Opens a URL in the user's browser (`--open`); prints it instead when there is no display. */

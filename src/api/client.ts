@@ -11,6 +11,7 @@ import type { ApiClient, ApiResponse, CallInput } from './types';
 import { apiErrorFrom, notTheApi, type ErrorContext } from './errors';
 import { LIST_KEYS, misfit, PARSE_WITHOUT_JIT, tolerantReader, type TolerantResponseOf } from './tolerant';
 import { createTransport, rateLimitWait, type HttpResult, type OutgoingRequest, type Transport } from './http';
+import type { StatusLine } from '../output/statusLine';
 import { DEFAULT_MAX_RETRIES, RETRY_BUDGET_MS } from './retry';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -39,6 +40,8 @@ export interface ApiClientOptions {
   clock: Clock;
   random: () => number;
   log: (line: string) => void;
+  /** Where retry notes go: see src/output/statusLine.ts. */
+  retryNotes: StatusLine;
 }
 
 /** A list answer as read: the page to show, and what paging needs of what was sent. */
@@ -63,6 +66,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     clock: options.clock,
     random: options.random,
     log: options.log,
+    retryNotes: options.retryNotes,
     maxResponseBytes: options.settings.maxResponseBytes,
   });
   const errorContext: ErrorContext = { keySource: describeKeySource(options.settings), baseUrl: options.baseUrl };
@@ -248,7 +252,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
         }
         const read = await readList(name, { ...input, query: { ...query, limit, offset } } as CallInput<typeof name>);
         if (read.sent > 0 && read.ids === previousIds) {
-          warn(`the service sent the same ${key} again at offset ${offset}; stopping there`);
+          warn(repeatedPage(key, offset, parameterName(name, 'offset'), configurableFilter(name, 'offset')));
           return;
         }
         previousIds = read.ids;
@@ -266,7 +270,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       if (!/^[A-Z]+$/.test(upper)) throw new UsageError(`"${method}" is not an HTTP method`, { details: { method: ['must be an HTTP method such as GET or POST'] } });
       const url = resolveRawUrl(path, options.baseUrl, transport);
       for (const [key, value] of Object.entries(rawOptions.query ?? {})) url.searchParams.append(key, value);
-      const request: OutgoingRequest = { method: upper, url, authenticated: true, headers: rawOptions.headers, signal: rawOptions.signal };
+      const request: OutgoingRequest = { method: upper, url, authenticated: rawOptions.anonymous !== true, headers: rawOptions.headers, signal: rawOptions.signal };
       if (rawOptions.body !== undefined) request.body = { json: rawOptions.body };
       const result = await transport.send(request);
       // A read gains nothing from an answer it cannot read; any other method may have acted.
@@ -313,6 +317,19 @@ function undecodableAnswer(result: HttpResult, reason: string): ProtocolError | 
   const hint = 'A proxy in front of the service may be compressing answers; run with --verbose to see its headers.';
   if (result.status >= 200 && result.status <= 299) return new ProtocolError(message, { hint });
   return new ApiError(result.status, { error: { code: `HTTP_${result.status}`, message } }, { hint });
+}
+
+/**
+ * Why `--all` stopped early: a page that repeats the previous one most likely means the service
+ * ignores the offset parameter as named, and the list shown is incomplete.
+ */
+function repeatedPage(key: string, offset: number, parameter: string, setting: string | undefined): string {
+  const rename = setting === undefined ? '' : `, and set "${setting}" in ${ENVIRONMENT_VARIABLES.queryParameters} or the profile's query_parameters (\`taxprep doctor --save\` does it)`;
+  return (
+    `the service sent the same ${key} again at offset ${offset}; stopping there, so the list shown may be incomplete. ` +
+    `The likely cause: the service ignores the query parameter "${parameter}" (it names its offset differently). ` +
+    `Run \`taxprep doctor\` to find the name it honours${rename}`
+  );
 }
 
 /** " (id 17)" when an item has an id to name it by. */

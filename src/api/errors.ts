@@ -128,18 +128,26 @@ const FAILURE_BY_CODE: Record<string, NetworkFailureKind> = {
   EAI_AGAIN: 'dns',
 };
 
-/** Classifies undici's and Node's errors, which nest the system error in `cause` or `errors`. */
-export function classifyNetworkFailure(error: unknown): NetworkFailureKind {
+/**
+ * The first error code that `accept` takes in an error or its causes: undici and Node nest the
+ * system error in `cause` or `errors`. With the message of the error that carries it.
+ */
+export function codeInCauses(error: unknown, accept: (code: string) => boolean): { code: string; message: string } | undefined {
   const seen = new Set<unknown>();
   const queue: unknown[] = [error];
   while (queue.length > 0) {
     const current = queue.shift();
     if (current === null || typeof current !== 'object' || seen.has(current)) continue;
     seen.add(current);
-    const { code, cause, errors } = current as { code?: unknown; cause?: unknown; errors?: unknown };
-    const kind = typeof code === 'string' ? FAILURE_BY_CODE[code] : undefined;
-    if (kind !== undefined) return kind;
+    const { code, cause, errors, message } = current as { code?: unknown; cause?: unknown; errors?: unknown; message?: unknown };
+    if (typeof code === 'string' && accept(code)) return { code, message: typeof message === 'string' ? message : code };
     queue.push(cause, ...(Array.isArray(errors) ? errors : []));
   }
-  return 'other';
+  return undefined;
+}
+
+/** Classifies undici's and Node's errors by the system error's code. */
+export function classifyNetworkFailure(error: unknown): NetworkFailureKind {
+  const found = codeInCauses(error, (code) => Object.hasOwn(FAILURE_BY_CODE, code));
+  return found === undefined ? 'other' : FAILURE_BY_CODE[found.code]!;
 }

@@ -7,10 +7,11 @@ import { LimitError, type NetworkError } from '../errors';
 import { sanitizeLine } from '../output/sanitize';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';
 import { formatDuration } from '../lib/duration';
-import { rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind } from './retry';
+import { rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind, type RetryHistory } from './retry';
 import { VERSION } from './version';
 import { formatBytes } from '../output/progress';
 import { ENVIRONMENT_VARIABLES } from '../config/settings';
+import type { StatusLine } from '../output/statusLine';
 
 type Env = Record<string, string | undefined>;
 
@@ -26,8 +27,10 @@ export interface TransportOptions {
   env: Env;
   clock: Clock;
   random: () => number;
-  /** One line on stderr: retry notes and `--verbose` traces. */
+  /** One line on stderr: `--verbose` traces. */
   log: (line: string) => void;
+  /** Retry notes: on a terminal one line rewritten in place (see src/output/statusLine.ts). */
+  retryNotes: StatusLine;
   /** The largest answer read (bodies of requests are not limited by it). */
   maxResponseBytes: number;
 }
@@ -171,8 +174,17 @@ export function createTransport(options: TransportOptions) {
 
   /** Sends with retries; answers (any status) are returned, a request that never got one throws. */
   async function send(request: OutgoingRequest): Promise<HttpResult> {
+    try {
+      return await sendWithRetries(request);
+    } finally {
+      options.retryNotes.end();
+    }
+  }
+
+  async function sendWithRetries(request: OutgoingRequest): Promise<HttpResult> {
     const started = options.clock.now().getTime();
     const attempts = options.maxRetries + 1;
+    const history: RetryHistory = { backoffMs: 0, refusals: 0 };
     for (let retry = 0; ; retry += 1) {
       let result: HttpResult | undefined;
       let outcome: AttemptOutcome;
@@ -185,17 +197,19 @@ export function createTransport(options: TransportOptions) {
         failure = error;
         outcome = { kind: 'network', failure: error.kind };
       }
-      const decision = retry < options.maxRetries ? retryDecision(request.method, outcome, retry, options.random) : undefined;
+      history.refusals = outcome.kind === 'network' && outcome.failure === 'refused' ? history.refusals + 1 : 0;
+      const decision = retry < options.maxRetries ? retryDecision(request.method, outcome, retry, options.random, history) : undefined;
       const elapsed = options.clock.now().getTime() - started;
       if (decision === undefined || elapsed + decision.delayMs > options.budgetMs) {
         if (decision !== undefined) {
-          options.log(`${decision.reason}; not retrying: waiting ${formatDuration(decision.delayMs)} would pass the ${formatDuration(options.budgetMs)} retry budget`);
+          options.retryNotes.show(`${decision.reason}; not retrying: waiting ${formatDuration(decision.delayMs)} would pass the ${formatDuration(options.budgetMs)} retry budget`);
         }
         if (result !== undefined) return result;
         throw failure!.error;
       }
       const when = decision.delayMs < 1 ? 'now' : `in ${formatDuration(decision.delayMs)}`;
-      options.log(`${decision.reason}; retrying ${when} (attempt ${retry + 2} of ${attempts})`);
+      options.retryNotes.show(`${decision.reason}; retrying ${when} (attempt ${retry + 2} of ${attempts})`);
+      if (outcome.kind === 'network' || outcome.status !== 429) history.backoffMs = decision.delayMs;
       await options.clock.sleep(decision.delayMs, request.signal);
     }
   }

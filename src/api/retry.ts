@@ -34,29 +34,57 @@ const RETRYABLE_STATUSES = new Map([
   [504, 'gateway timeout (504)'],
 ]);
 
-/** Exponential backoff with full jitter: a random wait up to base * 2^retry, capped. */
-export function backoffDelay(retry: number, random: () => number): number {
-  return Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry));
+/**
+ * Exponential backoff with "equal jitter": half of base * 2^retry (capped) for sure, plus a random
+ * part of up to the other half, so that clients that failed together spread out. Each range starts
+ * where the previous one ends, so successive waits never shrink; at the cap the ranges overlap,
+ * and the wait is then at least the previous one (`previousMs`). (Full jitter, used before, could
+ * wait 221 ms after 1.4 s, which reads as a countdown gone wrong.)
+ */
+export function backoffDelay(retry: number, random: () => number, previousMs = 0): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry);
+  return Math.max(previousMs, Math.floor(ceiling / 2 + random() * (ceiling / 2)));
 }
 
+/** What earlier attempts of the same request did, for the next decision. */
+export interface RetryHistory {
+  /** The longest backoff waited so far (429 waits follow the service and do not count). */
+  backoffMs: number;
+  /** Consecutive attempts, this one included, that found nothing listening. */
+  refusals: number;
+}
+
+/**
+ * A host that refuses the connection twice in a row has nothing listening: a wrong port or a
+ * service that is down, which more waiting seldom cures. Reported then, not after every retry.
+ */
+export const REFUSALS_BEFORE_REPORTING = 2;
+
 /** Whether (and after how long) to retry, ignoring the retry count and budget. */
-export function retryDecision(method: string, outcome: AttemptOutcome, retry: number, random: () => number): RetryDecision | undefined {
+export function retryDecision(
+  method: string,
+  outcome: AttemptOutcome,
+  retry: number,
+  random: () => number,
+  history: RetryHistory = { backoffMs: 0, refusals: outcome.kind === 'network' && outcome.failure === 'refused' ? 1 : 0 },
+): RetryDecision | undefined {
   const idempotent = IDEMPOTENT_METHODS.has(method.toUpperCase());
+  const backoff = () => backoffDelay(retry, random, history.backoffMs);
   if (outcome.kind === 'response') {
     if (outcome.status === 429) {
-      const delayMs = outcome.rateLimitWaitMs === undefined ? backoffDelay(retry, random) : outcome.rateLimitWaitMs + RATE_LIMIT_MARGIN_MS;
+      const delayMs = outcome.rateLimitWaitMs === undefined ? backoff() : outcome.rateLimitWaitMs + RATE_LIMIT_MARGIN_MS;
       return { delayMs, reason: 'rate limited' };
     }
     const reason = RETRYABLE_STATUSES.get(outcome.status);
-    return reason !== undefined && idempotent ? { delayMs: backoffDelay(retry, random), reason } : undefined;
+    return reason !== undefined && idempotent ? { delayMs: backoff(), reason } : undefined;
   }
   switch (outcome.failure) {
     case 'refused':
-      return { delayMs: backoffDelay(retry, random), reason: 'connection refused' };
+      return history.refusals >= REFUSALS_BEFORE_REPORTING ? undefined : { delayMs: backoff(), reason: 'connection refused' };
     case 'connect-timeout':
-      return { delayMs: backoffDelay(retry, random), reason: 'could not connect in time' };
+      return { delayMs: backoff(), reason: 'could not connect in time' };
     case 'reset':
-      return idempotent ? { delayMs: backoffDelay(retry, random), reason: 'connection reset' } : undefined;
+      return idempotent ? { delayMs: backoff(), reason: 'connection reset' } : undefined;
     default:
       return undefined;
   }

@@ -51,10 +51,10 @@ export interface ApiClient {
    * arrives. `query.limit` is the page size (default: the contract's maximum, 100).
    */
   pages<N extends ListEndpoint>(name: N, input?: CallInput<N>, options?: { maxPages?: number }): AsyncIterable<ApiResponse<TolerantResponseOf<N>>>;
-  /** `taxprep api`: any method and path under the base URL, with the stored key; the body is JSON. */
+  /** `taxprep api`: any method and path under the base URL, with the stored key (none when `anonymous`); the body is JSON. */
   raw(
     method: string,
     path: string,
-    options?: { query?: Record<string, string>; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+    options?: { query?: Record<string, string>; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal; anonymous?: boolean },
   ): Promise<{ status: number; headers: Record<string, string>; json: unknown; text: string }>;
 }

@@ -4,6 +4,7 @@ import { api } from './api/register';
 import { complete, completion } from './completion/register';
 import { deliverables } from './deliverables/register';
 import { docs } from './docs/register';
+import { doctor } from './doctor/register';
 import { health } from './health/register';
 import { loginLink } from './login-link/register';
 import { profiles } from './profiles/register';
@@ -43,5 +44,5 @@ export const program: CommandSpec = {
   taxprep help environment    environment variables and the order settings are taken in
   taxprep help exit-codes     what each exit code means, for scripts and cron
   taxprep help <command>      help for one command`,
-  subcommands: [health, accounts, loginLink, docs, projects, deliverables, profiles, whoami, api, serve, completion, complete, help, version],
+  subcommands: [health, accounts, loginLink, docs, projects, deliverables, profiles, whoami, doctor, api, serve, completion, complete, help, version],
 };

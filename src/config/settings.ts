@@ -31,15 +31,17 @@ export function parseSize(text: string, where: string): number {
 }
 
 /**
- * Query parameters whose names the contract does not show, by `<list>.<filter>`; each may be
- * renamed for a service that names it differently (TAXPREP_QUERY_PARAMETERS, or the profile's
- * `query_parameters`). The values are the names taxprep sends by default.
+ * Query parameters whose names the contract does not show (four filters, and the deliverable
+ * list's offset, "not confirmed by a sample"), by `<list>.<parameter>`; each may be renamed for a
+ * service that names it differently (TAXPREP_QUERY_PARAMETERS, the profile's `query_parameters`,
+ * which `taxprep doctor --save` writes). The values are the names taxprep sends by default.
  */
 export const CONFIGURABLE_QUERY_PARAMETERS = {
   'projects.type': 'type',
   'projects.status': 'status',
   'deliverables.account_id': 'account_id',
   'deliverables.project_type': 'project_type',
+  'deliverables.offset': 'offset',
 } as const;
 export type ConfigurableQueryParameter = keyof typeof CONFIGURABLE_QUERY_PARAMETERS;
 const PARAMETER_NAME = /^[A-Za-z0-9_.\-[\]]{1,64}$/;

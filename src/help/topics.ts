@@ -47,7 +47,7 @@ ${table([
   [ENVIRONMENT_VARIABLES.baseUrl, 'service address including /v1beta'],
   [ENVIRONMENT_VARIABLES.profile, 'stored profile to use instead of the default'],
   [ENVIRONMENT_VARIABLES.maxResponseSize, 'largest answer taxprep reads, e.g. 16MB (default 8MB; --max-response-size beats it)'],
-  [ENVIRONMENT_VARIABLES.queryParameters, 'names of the filters the contract does not show, e.g. projects.status=state,deliverables.account_id=account'],
+  [ENVIRONMENT_VARIABLES.queryParameters, 'names of the query parameters the contract does not show (4 filters, deliverables.offset), e.g. projects.status=state,deliverables.offset=skip; `taxprep doctor` finds them'],
   ['HTTPS_PROXY, HTTP_PROXY', 'proxy for https:// and http:// service addresses (lower-case names too)'],
   ['NO_PROXY', 'hosts reached directly, comma-separated (e.g. localhost,.internal)'],
   ['XDG_CONFIG_HOME', 'profiles live in $XDG_CONFIG_HOME/taxprep/profiles.json (default ~/.config)'],

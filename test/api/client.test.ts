@@ -39,8 +39,9 @@ function virtualClock(onSleep?: (ms: number) => void): Clock & { waits: number[]
   };
 }
 
-function context(options: { key?: string; baseUrl?: string; globals?: TestContextOptions['globals']; clock?: Clock; env?: Record<string, string> } = {}) {
+function context(options: { key?: string; baseUrl?: string; globals?: TestContextOptions['globals']; clock?: Clock; env?: Record<string, string>; tty?: TestContextOptions['tty'] } = {}) {
   const t = createTestContext({
+    tty: options.tty,
     env: { TAXPREP_BASE_URL: options.baseUrl ?? mock.baseUrl, TAXPREP_API_KEY: options.key ?? mock.keys.acme, ...options.env },
     globals: options.globals,
     clock: options.clock ?? virtualClock(),
@@ -240,14 +241,24 @@ describe('retries', () => {
 });
 
 describe('no answer', () => {
-  it('a closed port: NETWORK_ERROR naming the address, retried (nothing was sent), exit 7', async () => {
+  it('a closed port: NETWORK_ERROR naming the address, reported after the second refusal (nothing was sent), exit 7', async () => {
     const port = await closedPort();
     const t = context({ baseUrl: `http://127.0.0.1:${port}/v1beta`, clock: { now: () => new Date(), sleep: async () => undefined } });
     const error = await failure((await t.ctx.api()).call('createLoginLink', { params: { account_id: 1001 }, body: {} }));
     expect(error.code).toBe('NETWORK_ERROR');
     expect(error.exitCode).toBe(EXIT.NETWORK);
     expect(error.message).toBe(`nothing is listening at http://127.0.0.1:${port}: is the service (or \`taxprep serve --mock\`) running?`);
-    expect(t.stderr().match(/connection refused; retrying/g)).toHaveLength(3);
+    expect(t.stderr()).toMatch(/^connection refused; retrying in (\d+ms|[\d.]+s) \(attempt 2 of 4\)\n$/);
+  });
+
+  it('on a terminal, retry notes are one line rewritten in place, ended before the error', async () => {
+    mock.deps.settings.faults = { latencyMs: 0, errorRate: 1, dropRate: 0 };
+    const t = context({ tty: { stderr: true } });
+    const error = await failure((await t.ctx.api()).call('getAccount', { params: { account_id: 1001 } }));
+    expect(error.exitCode).toBe(EXIT.SERVER);
+    const rewrite = '\r\u001b[2K';
+    expect(t.stderr()).toMatch(/^(\r\u001b\[2Kservice unavailable \(503\); retrying in (\d+ms|[\d.]+s) \(attempt [234] of 4\)){3}\n$/);
+    expect(t.stderr().split(rewrite)).toHaveLength(4);
   });
 
   it('a slow service: TIMEOUT after --timeout, exit 7', async () => {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, rateLimitWaitMs, retryDecision, type AttemptOutcome } from '../../src/api/retry';
 
@@ -30,10 +31,44 @@ describe('which attempts are retried', () => {
 });
 
 describe('backoff', () => {
-  it('grows exponentially with full jitter, capped at 20 s', () => {
+  it('grows exponentially with equal jitter: half of the step for sure, the rest random, capped at 20 s', () => {
+    expect([0, 1, 2, 3].map((retry) => backoffDelay(retry, () => 0))).toEqual([250, 500, 1000, 2000]);
     expect([0, 1, 2, 3].map((retry) => backoffDelay(retry, () => 0.999999))).toEqual([499, 999, 1999, 3999]);
-    expect(backoffDelay(3, () => 0)).toBe(0);
+    expect(backoffDelay(10, () => 0)).toBe(10_000);
     expect(backoffDelay(10, () => 0.999999)).toBe(19_999);
+  });
+
+  it('successive waits never shrink, whatever the random draws (past the cap too)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 0.999999, noNaN: true }), { minLength: 2, maxLength: 20 }), (draws) => {
+        let previous = 0;
+        for (const [retry, draw] of draws.entries()) {
+          const wait = backoffDelay(retry, () => draw, previous);
+          if (wait < previous) return false;
+          previous = wait;
+        }
+        return true;
+      }),
+    );
+  });
+
+  it('the waits of one request, as the decisions give them, never shrink', () => {
+    const draws = [0.99, 0, 0.5, 0, 0.99, 0, 0];
+    const waits: number[] = [];
+    let backoffMs = 0;
+    for (const [retry, draw] of draws.entries()) {
+      const decision = retryDecision('GET', { kind: 'response', status: 503 }, retry, () => draw, { backoffMs, refusals: 0 })!;
+      waits.push(decision.delayMs);
+      backoffMs = decision.delayMs;
+    }
+    expect(waits).toEqual([...waits].sort((a, b) => a - b));
+    expect(waits[0]).toBe(497);
+  });
+
+  it('a host that refuses the connection twice in a row is reported at once', () => {
+    const refused: AttemptOutcome = { kind: 'network', failure: 'refused' };
+    expect(retryDecision('GET', refused, 0, half, { backoffMs: 0, refusals: 1 })?.reason).toBe('connection refused');
+    expect(retryDecision('GET', refused, 1, half, { backoffMs: 375, refusals: 2 })).toBeUndefined();
   });
 });
 

@@ -57,9 +57,9 @@ describe('against a scripted server', () => {
   });
   afterAll(() => server.close());
 
-  async function collect(query: Record<string, unknown> = {}, maxPages?: number) {
+  async function collect(query: Record<string, unknown> = {}, maxPages?: number, env: Record<string, string> = {}) {
     seen = [];
-    const t = createTestContext({ env: { TAXPREP_BASE_URL: baseUrl, TAXPREP_API_KEY: KEY } });
+    const t = createTestContext({ env: { TAXPREP_BASE_URL: baseUrl, TAXPREP_API_KEY: KEY, ...env } });
     const ids: unknown[] = [];
     try {
       for await (const page of (await t.ctx.api()).pages('listDeliverables', { query }, { maxPages })) ids.push(...page.data.deliverables.map((item) => item.id));
@@ -107,7 +107,18 @@ describe('against a scripted server', () => {
     pages = [{ deliverables: [{ id: 1 }], has_more: true }, { deliverables: [{ id: 1 }], has_more: true }];
     const result = await collect({ limit: 1 });
     expect(result.ids).toEqual([1]);
-    expect(result.stderr).toBe('warning: the service sent the same deliverables again at offset 1; stopping there\n');
+    expect(result.stderr).toBe(
+      'warning: the service sent the same deliverables again at offset 1; stopping there, so the list shown may be incomplete. ' +
+        'The likely cause: the service ignores the query parameter "offset" (it names its offset differently). ' +
+        'Run `taxprep doctor` to find the name it honours, and set "deliverables.offset" in TAXPREP_QUERY_PARAMETERS or the profile\'s query_parameters (`taxprep doctor --save` does it)\n',
+    );
+  });
+
+  it('the offset goes under the configured name (deliverables.offset)', async () => {
+    pages = [{ deliverables: [{ id: 1 }], has_more: true }, { deliverables: [{ id: 2 }], has_more: false }];
+    const result = await collect({ limit: 1 }, undefined, { TAXPREP_QUERY_PARAMETERS: 'deliverables.offset=skip' });
+    expect(result.ids).toEqual([1, 2]);
+    expect(seen).toEqual(['/v1beta/deliverables?limit=1&skip=0', '/v1beta/deliverables?limit=1&skip=1']);
   });
 
   it('pages of items without ids are compared whole: different ones are not a repeat', async () => {

@@ -56,9 +56,10 @@ describe('global flags, before or after the command', () => {
 
 describe('argv -> options', () => {
   it.each<[string[], add.AddProfileOptions]>([
-    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false }],
-    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true }],
-    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false }],
+    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true }],
+    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true }],
+    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true }],
+    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false }],
   ])('profiles add %j', async (argv, expected) => {
     const { raw, module } = await parse(argv);
     expect(module.parseOptions(raw)).toEqual(expected);

@@ -165,6 +165,7 @@ describe('new settings', () => {
 
   it('query parameter names: only the filters the contract does not name, with plain names', () => {
     expect(checkQueryParameters([['deliverables.account_id', 'account']], 'x')).toEqual({ 'deliverables.account_id': 'account' });
+    expect(checkQueryParameters([['deliverables.offset', 'skip']], 'x')).toEqual({ 'deliverables.offset': 'skip' });
     expect(() => checkQueryParameters([['docs.tax_year', 'year']], 'TAXPREP_QUERY_PARAMETERS')).toThrow(/query parameter names \(TAXPREP_QUERY_PARAMETERS\) must map projects\.type/);
     expect(() => checkQueryParameters([['projects.type', 'a b']], 'x')).toThrow(UsageError);
     expect(() => checkQueryParameters([['__proto__', 'x']], 'x')).toThrow(UsageError);

@@ -83,14 +83,14 @@ describe('Ctrl-C at the hidden key prompt', () => {
     await new Promise<void>((resolve) => {
       child.stdout!.on('data', (chunk: Buffer) => {
         screen += chunk.toString('utf8');
-        if (screen.includes('API key for profile "work": ')) resolve();
+        if (screen.includes('API key for profile "work" (input is hidden): ')) resolve();
       });
     });
     child.stdin!.write('tpk_half');
     child.stdin!.write('\u0003');
     const result = await child;
     expect(result.exitCode).toBe(130);
-    expect(String(result.stdout).replace(/\r\n/g, '\n')).toBe('API key for profile "work": \n');
+    expect(String(result.stdout).replace(/\r\n/g, '\n')).toBe('API key for profile "work" (input is hidden): \n');
     const list = await runCli(['profiles', 'list'], { home });
     expect(list.stdout).not.toContain('work');
   });

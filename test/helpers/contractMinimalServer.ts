@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
  * where the contract's samples show both, optional fields are null, fields the contract does not
  * name are added, `"spouse": null`, and the filters the contract does not name are called
  * `project_type` / `project_status` (projects) and `account` / `type` (deliverables), so taxprep's
- * default names are ignored. Other prefixes hold the hostile and broken variants:
+ * default names are ignored (`options.names` renames them, and the deliverable list's offset).
+ * Other prefixes hold the hostile and broken variants:
  * - `/endless/v1beta`: `has_more: true` for ever (new ids each page), an endless body for an account;
  * - `/repeat/v1beta`: the same deliverables page again and again, `has_more: true`;
  * - `/hostile/v1beta`: error text with ANSI escapes and bidi overrides, an HTML 502;
@@ -47,7 +48,33 @@ const DELIVERABLES = [
   { id: '902', project_id: '502', account_id: '2002', title: 'Plan 2025', project_type: 'tax_planning', status: 'delivered' },
 ];
 
-export async function startContractMinimalServer(): Promise<MinimalServer> {
+/**
+ * The query parameter names the server honours for the five the contract does not name (the keys
+ * are taxprep's settings keys); by default not taxprep's own defaults, except the offset.
+ */
+export interface MinimalNames {
+  'projects.type': string;
+  'projects.status': string;
+  'deliverables.account_id': string;
+  'deliverables.project_type': string;
+  'deliverables.offset': string;
+}
+export const MINIMAL_NAMES: MinimalNames = {
+  'projects.type': 'project_type',
+  'projects.status': 'project_status',
+  'deliverables.account_id': 'account',
+  'deliverables.project_type': 'type',
+  'deliverables.offset': 'offset',
+};
+
+export interface MinimalServerOptions {
+  names?: Partial<MinimalNames>;
+  /** Added to the `Date` header of every answer: a service whose clock is off. */
+  dateOffsetMs?: number;
+}
+
+export async function startContractMinimalServer(options: MinimalServerOptions = {}): Promise<MinimalServer> {
+  const names = { ...MINIMAL_NAMES, ...options.names };
   const uploads: MinimalServer['uploads'] = [];
   let arrivedHanging!: () => void;
   const hanging = new Promise<void>((resolve) => {
@@ -125,8 +152,8 @@ export async function startContractMinimalServer(): Promise<MinimalServer> {
       'GET',
       /^\/accounts\/2001\/projects$/,
       (_r, url, send) => {
-        const type = url.searchParams.get('project_type');
-        const status = url.searchParams.get('project_status');
+        const type = url.searchParams.get(names['projects.type']);
+        const status = url.searchParams.get(names['projects.status']);
         const projects = PROJECTS.filter((p) => (type === null || p.type === type) && (status === null || p.status === status));
         send(200, { projects, total_count: projects.length });
       },
@@ -137,10 +164,10 @@ export async function startContractMinimalServer(): Promise<MinimalServer> {
       'GET',
       /^\/deliverables$/,
       (_r, url, send) => {
-        const account = url.searchParams.get('account');
-        const type = url.searchParams.get('type');
+        const account = url.searchParams.get(names['deliverables.account_id']);
+        const type = url.searchParams.get(names['deliverables.project_type']);
         const status = url.searchParams.get('status');
-        const offset = Number(url.searchParams.get('offset') ?? 0);
+        const offset = Number(url.searchParams.get(names['deliverables.offset']) ?? 0);
         const limit = Number(url.searchParams.get('limit') ?? 50);
         const matching = DELIVERABLES.filter((d) => (account === null || d.account_id === account) && (type === null || d.project_type === type) && (status === null || d.status === status));
         send(200, { deliverables: matching.slice(offset, offset + limit), total_count: matching.length, has_more: offset + limit < matching.length });
@@ -188,7 +215,8 @@ export async function startContractMinimalServer(): Promise<MinimalServer> {
     const match = /^\/(?:(endless|repeat|hostile|slow)\/)?v1beta(\/.*)$/.exec(url.pathname);
     const send: Send = (status, body, headers = {}) => {
       const payload = typeof body === 'string' ? body : JSON.stringify(body);
-      response.writeHead(status, { 'content-type': 'application/json', ...headers });
+      const date = options.dateOffsetMs === undefined ? {} : { date: new Date(Date.now() + options.dateOffsetMs).toUTCString() };
+      response.writeHead(status, { 'content-type': 'application/json', ...date, ...headers });
       response.end(payload);
     };
     if (match === null) {

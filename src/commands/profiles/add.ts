@@ -1,7 +1,8 @@
 import { redactApiKey } from '../../contract/apiKeys';
 import type { Context } from '../../types';
 import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL } from '../../config/settings';
-import { UsageError } from '../../errors';
+import { CliError, UsageError, type ExitCode } from '../../errors';
+import { checkKey } from '../../api/keyCheck';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
 import { parseNameArgument, profileView } from './view';
@@ -11,6 +12,8 @@ export interface AddProfileOptions {
   baseUrl: string | undefined;
   apiKeyFromStdin: boolean;
   makeDefault: boolean;
+  /** Ask the service whether it accepts the key before storing it (`--no-verify`: offline use). */
+  verify: boolean;
 }
 
 export function parseOptions(raw: RawInvocation): AddProfileOptions {
@@ -20,6 +23,7 @@ export function parseOptions(raw: RawInvocation): AddProfileOptions {
     baseUrl,
     apiKeyFromStdin: raw.flags.apiKeyStdin === true,
     makeDefault: raw.flags.default === true,
+    verify: raw.flags.verify !== false,
   };
 }
 
@@ -28,6 +32,7 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const existing = store.get(options.name);
   const apiKey = checkNewApiKey(await readKey(ctx, options));
   const baseUrl = options.baseUrl ?? existing?.baseUrl ?? DEFAULT_BASE_URL;
+  if (options.verify) await verifyKey(ctx, options.name, baseUrl, apiKey, existing?.apiKey);
   // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
   await store.save({ ...existing, name: options.name, baseUrl, apiKey });
   if (options.makeDefault) await store.setDefault(options.name);
@@ -40,8 +45,8 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
     await out.json(view);
   } else {
     await out.note(
-      `${existing ? 'Replaced' : 'Added'} profile "${view.name}": ${view.base_url}, key ${redactApiKey(apiKey)}` +
-        `${view.default ? ' (the default profile)' : ''}. Stored in ${store.path}.`,
+      `${existing ? 'Replaced' : 'Added'} profile "${view.name}": ${view.base_url}, key ${describeKeyChange(apiKey, existing?.apiKey)}` +
+        `${view.default ? ' (the default profile)' : ''}${options.verify ? ', accepted by the service' : ', not checked (--no-verify)'}. Stored in ${store.path}.`,
     );
     if (options.baseUrl === undefined && existing === undefined) {
       await out.note(`The base URL is the local mock's; give --base-url for the service.`);
@@ -50,9 +55,47 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   return 0;
 }
 
+/**
+ * The key as the service sees it, with the check `whoami` and `doctor` make (src/api/keyCheck.ts).
+ * A refused key, or one that could not be checked, is not stored: the profile keeps its old key.
+ */
+async function verifyKey(ctx: Context, name: string, baseUrl: string, apiKey: string, oldKey: string | undefined): Promise<void> {
+  const api = await ctx.api({ service: { baseUrl, apiKey, profileName: name } });
+  const { check, error } = await checkKey(api);
+  if (error === undefined) return;
+  const kept = oldKey === undefined ? 'nothing was stored' : `profile "${name}" keeps its key ${redactApiKey(oldKey)}`;
+  const answer = check.status === null ? error.message : `${check.request}: HTTP ${check.status}${check.code ? ` ${check.code}` : ''}`;
+  const what = check.result === 'refused' ? `the service refused the key ${redactApiKey(apiKey)} (${answer})` : `the key ${redactApiKey(apiKey)} could not be checked (${answer})`;
+  throw new KeyNotStoredError(error.code, error.exitCode, `${what}; ${kept}`, {
+    details: error.details,
+    hint: check.result === 'refused' ? 'Check the key (paste it again exactly as the service operator gave it) and the base URL.' : `${error.hint ?? ''} To store the key without checking it, add --no-verify.`.trim(),
+    cause: error,
+  });
+}
+
+/** Why the key was not stored, with the code and exit code of what the service (or the network) said. */
+class KeyNotStoredError extends CliError {
+  constructor(
+    readonly code: string,
+    readonly exitCode: ExitCode,
+    message: string,
+    options: { details?: Record<string, unknown>; hint?: string; cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The new key redacted, and on replacing one, the old one too (two keys may look alike redacted). */
+function describeKeyChange(apiKey: string, oldKey: string | undefined): string {
+  if (oldKey === undefined) return redactApiKey(apiKey);
+  if (oldKey === apiKey) return `${redactApiKey(apiKey)} (unchanged)`;
+  const [was, now] = [redactApiKey(oldKey), redactApiKey(apiKey)];
+  return was === now ? `${now} (replacing a different key that also reads ${was})` : `${now} (was ${was})`;
+}
+
 /** The key never comes from a flag: a hidden prompt on a terminal, else the first line of stdin. */
 async function readKey(ctx: Context, options: AddProfileOptions): Promise<string> {
-  const prompt = options.apiKeyFromStdin ? '' : `API key for profile "${options.name}": `;
+  const prompt = options.apiKeyFromStdin ? '' : `API key for profile "${options.name}" (input is hidden): `;
   const key = await ctx.readSecret(prompt);
   if (key === '') {
     throw new UsageError('no API key was given', {

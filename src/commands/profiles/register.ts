@@ -14,12 +14,18 @@ export const profiles: CommandSpec = {
         { flag: '--base-url <url>', help: 'service address including /v1beta (default: the local mock, http://127.0.0.1:4010/v1beta)' },
         { flag: '--api-key-stdin', help: 'read the key from stdin (the default when stdin is not a terminal)' },
         { flag: '--default', help: 'make it the default profile (the first profile always is)' },
+        { flag: '--no-verify', help: 'store the key without asking the service whether it accepts it (offline use)' },
       ],
       examples: [
         'taxprep profiles add acme --base-url https://partner-api.example.com/v1beta',
         `printf '%s\\n' "$KEY" | taxprep profiles add ci --api-key-stdin --default`,
+        'taxprep profiles add laptop --no-verify      # no network: check it later with taxprep whoami',
       ],
-      notes: 'The key is never accepted as a flag: flags end up in shell history and process lists.',
+      notes:
+        'The key is never accepted as a flag: flags end up in shell history and process lists.\n' +
+        'Before storing it, the key is checked with GET /deliverables?limit=1 (as whoami checks it): a key\n' +
+        'the service refuses exits 3 and one that cannot be checked exits as the failure does (7 when the\n' +
+        'service cannot be reached); either way nothing is stored and a replaced profile keeps its old key.',
       load: () => import('./add'),
     },
     {

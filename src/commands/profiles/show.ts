@@ -31,6 +31,7 @@ export async function run(ctx: Context, options: ShowProfileOptions): Promise<nu
           ['Base URL', view.base_url],
           ['API key', view.api_key],
           ['Default', view.default ? 'yes' : 'no'],
+          ['Query names', view.query_parameters === undefined ? undefined : Object.entries(view.query_parameters).map(([setting, name]) => `${setting}=${name}`).join(', ')],
           ['Stored in', store.path],
         ],
       },

@@ -9,10 +9,14 @@ export interface ProfileView {
   base_url: string;
   api_key: string;
   default: boolean;
+  /** The names of query parameters the contract does not show, when the profile sets any (`doctor --save`). */
+  query_parameters?: Record<string, string>;
 }
 
 export function profileView(profile: Profile, defaultName: string | undefined): ProfileView {
-  return { name: profile.name, base_url: profile.baseUrl, api_key: redactApiKey(profile.apiKey), default: profile.name === defaultName };
+  const view: ProfileView = { name: profile.name, base_url: profile.baseUrl, api_key: redactApiKey(profile.apiKey), default: profile.name === defaultName };
+  if (profile.queryParameters !== undefined && Object.keys(profile.queryParameters).length > 0) view.query_parameters = profile.queryParameters;
+  return view;
 }
 
 /** The `<name>` argument of profiles commands. */

@@ -1,7 +1,8 @@
 import { hasApiKeyShape, redactApiKey } from '../../contract/apiKeys';
 import type { Context, ResolvedSettings, SettingSource } from '../../types';
 import { baseUrlVersionWarning, ENVIRONMENT_VARIABLES } from '../../config/settings';
-import { ApiError, CliError, EXIT } from '../../errors';
+import { EXIT } from '../../errors';
+import { checkKey, type KeyCheck } from '../../api/keyCheck';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
 
@@ -12,33 +13,6 @@ export interface WhoamiOptions {
 
 export function parseOptions(raw: RawInvocation): WhoamiOptions {
   return { offline: raw.flags.offline === true };
-}
-
-/**
- * The key check: the cheapest read the contract defines on every partner's data, which answers
- * 200 to a good key and 401 to a bad one. A 403 INSUFFICIENT_PERMISSIONS still proves the key
- * valid (it only lacks `deliverables:read`).
- */
-export const KEY_CHECK_REQUEST = 'GET /deliverables?limit=1';
-
-export interface KeyCheck {
-  request: string;
-  /** The HTTP status of the answer; null when there was none. */
-  status: number | null;
-  result: 'accepted' | 'refused' | 'failed';
-  code?: string;
-}
-
-async function checkKey(ctx: Context): Promise<{ check: KeyCheck; error?: CliError }> {
-  try {
-    const response = await (await ctx.api()).call('listDeliverables', { query: { limit: 1 } });
-    return { check: { request: KEY_CHECK_REQUEST, status: response.status, result: 'accepted' } };
-  } catch (error) {
-    if (!(error instanceof CliError)) throw error;
-    const status = error instanceof ApiError ? error.status : null;
-    if (error.code === 'INSUFFICIENT_PERMISSIONS') return { check: { request: KEY_CHECK_REQUEST, status, result: 'accepted', code: error.code } };
-    return { check: { request: KEY_CHECK_REQUEST, status, result: error.exitCode === EXIT.AUTH ? 'refused' : 'failed', code: error.code }, error };
-  }
 }
 
 function describeCheck(check: KeyCheck | null): string {
@@ -73,7 +47,7 @@ export async function run(ctx: Context, options: WhoamiOptions): Promise<number>
   const out = createOutput(ctx);
   const versionWarning = baseUrlVersionWarning(settings.baseUrl);
   if (versionWarning !== undefined) await out.note(versionWarning);
-  const checked = usableKey && !options.offline ? await checkKey(ctx) : undefined;
+  const checked = usableKey && !options.offline ? await checkKey(await ctx.api()) : undefined;
   const document = { ...whoamiDocument(settings), key_check: checked?.check ?? null };
   if (ctx.globals.json) {
     await out.json(document);

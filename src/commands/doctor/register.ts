@@ -1,0 +1,18 @@
+import type { CommandSpec } from '../spec';
+
+export const doctor: CommandSpec = {
+  name: 'doctor',
+  description: 'Check a profile against the service: base URL, key, clock, quota, the query parameter names it honours, local files',
+  flags: [
+    { flag: '--offline', help: 'ask the service nothing; only the local checks' },
+    { flag: '--save', help: 'store the query parameter names found in the profile in use (see `profiles show`)' },
+  ],
+  examples: ['taxprep doctor', 'taxprep doctor --profile acme --save', 'taxprep doctor --offline', "taxprep doctor --json | jq -r '.checks[] | select(.status != \"ok\") | .fix'"],
+  notes:
+    'At most 15 requests, all reads (writes are never tried), without retries. Each check prints a fix\n' +
+    'when it is not ok. A warning leaves the exit status 0; the first failure sets it: 2 a setting\n' +
+    '(plain http to another host, a profile file others can read, a ledger directory not writable),\n' +
+    '3 the key (none, refused, expired), 7 the service cannot be reached (TLS included), 8 a redirect\n' +
+    "or a failing service, 11 the base URL is not the service's API.",
+  load: () => import('./doctor'),
+};
