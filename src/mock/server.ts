@@ -16,6 +16,7 @@ import { registerOpenApiRoute } from './openApiRoute';
 import { createRouteIndex, notFoundOrWrongMethod, registerContractRoutes } from './router';
 import { handlers } from './routes';
 import { DEMO_FIXTURE } from './seed';
+import { createSimulation, type Simulation } from './simulation';
 import type { MockState } from './state';
 import { openStore } from './store';
 
@@ -80,6 +81,8 @@ export interface MockServerOptions {
   /** Told about every unexpected failure (answered 500); `serve` prints them on stderr. */
   onInternalError?: (error: unknown) => void;
   connectionLimits?: Partial<ConnectionLimits>;
+  /** Play the preparer's side with this seed (`serve --mock --simulate`); off when absent. */
+  simulationSeed?: number;
 }
 
 /** A key as `serve` prints it at start-up: the only moment the plain key is shown. */
@@ -120,6 +123,7 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       validateResponses: options.validateResponses ?? false,
       onInternalError: options.onInternalError ?? (() => {}),
       connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
+      simulation: options.simulationSeed === undefined ? undefined : createSimulation(deps, options.simulationSeed),
     });
     await app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
   } catch (error) {
@@ -188,6 +192,7 @@ interface AppOptions {
   validateResponses: boolean;
   onInternalError: (error: unknown) => void;
   connectionLimits: ConnectionLimits;
+  simulation: Simulation | undefined;
 }
 
 /** The Fastify app of the mock: contract routes, `/_mock` controls and the app's landing pages. */
@@ -231,6 +236,14 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
     throw notFoundOrWrongMethod(routeIndex, request);
   });
 
+  const { simulation } = options;
+  // Only with --simulate: every request (controls and pages too) sees the records as of the virtual clock.
+  if (simulation) {
+    app.addHook('onRequest', (_request, _reply, done) => {
+      if (simulation.due()) simulation.catchUp().then(() => done(), done);
+      else done();
+    });
+  }
   registerContractRoutes(app, deps, handlers, options);
   registerControls(app, deps);
   registerAppRoutes(app, deps);
