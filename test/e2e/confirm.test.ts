@@ -32,7 +32,7 @@ describe('login-link on a terminal says what it will do and asks', () => {
     expect(yes.exitCode).toBe(0);
     expect(yes.stdout).toContain(`This will generate a login link for account ${ID} (`);
     expect(yes.stdout).toContain(`  - emails it to ${EMAIL}\n`);
-    expect(yes.stdout).toContain('  - every earlier link of this user stops working: none issued by taxprep is still valid, but any made elsewhere would be\n');
+    expect(yes.stdout).toContain('  - stops every earlier link of this user from working:\n    none issued by taxprep is still valid; any made elsewhere stop too\n');
     expect(questions(yes.stdout)).toBe(1);
     expect(yes.stdout).toContain(`Login link for account ${ID}`);
     expect(linksOf(ID)).toBe(1);
@@ -40,8 +40,10 @@ describe('login-link on a terminal says what it will do and asks', () => {
 
     const no = await runCli(['login-link', String(ID)], { env: env(), tty: true, home, input: 'n\n' });
     expect(no.exitCode).toBe(2);
-    expect(no.stdout).toMatch(/every earlier link of this user stops working: 1 issued by taxprep \(valid until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 7 days\), unless already used\), and any made elsewhere\n/);
+    expect(no.stdout).toMatch(/from working:\n {4}1 issued by taxprep, valid until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 7 days\)\n {4}\(unless already used\), and any made elsewhere\n/);
     expect(no.stdout).toContain('cancelled at the prompt; nothing was sent');
+    // The pseudo-terminal is 80 columns wide: the statement fits it.
+    expect(Math.max(...no.stdout.split('Continue?')[0]!.split('\n').map((line) => line.length))).toBeLessThanOrEqual(80);
     expect(linksOf(ID)).toBe(1);
     expect(emailsTo(EMAIL)).toBe(1);
   });
@@ -57,7 +59,7 @@ describe('login-link on a terminal says what it will do and asks', () => {
   it('says that no email is sent with --no-notify', async () => {
     const result = await runCli(['login-link', String(ID), '--no-notify'], { env: env(), tty: true, input: 'yes\n' });
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain(`  - no email is sent (--no-notify): the link is printed here for ${EMAIL}\n`);
+    expect(result.stdout).toContain('  - sends no email (--no-notify)\n');
     expect(emailsTo(EMAIL)).toBe(0);
   });
 
@@ -66,7 +68,7 @@ describe('login-link on a terminal says what it will do and asks', () => {
     const result = await runCli(['login-link', ...ids], { env: env(), tty: true, input: 'y\n' });
     expect(result.exitCode).toBe(0);
     expect(questions(result.stdout)).toBe(1);
-    expect(result.stdout).toContain(`This will generate up to 4 login links (accounts ${ids[0]}, ${ids[1]}, ${ids[2]} and 1 more;`);
+    expect(result.stdout).toContain(`This will generate up to 4 login links, for accounts ${ids[0]}, ${ids[1]} and 2 more:\n`);
     expect(result.stdout).toContain('  - emails each link to its user: up to 4 emails\n');
     expect(result.stdout).toContain('login links: 4 generated, 0 failed, 0 skipped');
   });
@@ -80,8 +82,8 @@ describe('login-link on a terminal says what it will do and asks', () => {
     const before = mock.deps.store.state.loginLinks.length;
     const renew = await runCli(['login-link', 'renew', '--from', file], { env: env(), tty: true, home, input: 'n\n' });
     expect(renew.exitCode).toBe(2);
-    expect(renew.stdout).toContain('This will renew 3 login links (1 expiring within the window, 2 unknown to the ledger):');
-    expect(renew.stdout).toMatch(/every earlier link of these users stops working: 1 issued by taxprep \(valid until .+ \(in 2 hours\), unless already used\), and any made elsewhere/);
+    expect(renew.stdout).toContain('This will renew 3 login links:\n  - 1 expiring within the window, 2 unknown to the ledger\n  - emails each link to its user: 3 emails\n');
+    expect(renew.stdout).toMatch(/these users from working:\n {4}1 issued by taxprep, valid until .+ \(in 2 hours\)\n/);
     expect(questions(renew.stdout)).toBe(1);
     expect(mock.deps.store.state.loginLinks.length).toBe(before);
   });
@@ -115,7 +117,7 @@ describe('accounts create with a spouse invitation', () => {
   it('says who is invited and asks on a terminal: n creates nothing, y creates the account', async () => {
     const no = await runCli(create, { env: env(), tty: true, input: 'n\n' });
     expect(no.exitCode).toBe(2);
-    expect(no.stdout).toContain('This will create the account of ana@example.com and email an invitation with a login link to the spouse, rui@example.com.');
+    expect(no.stdout).toContain('This will create the account of ana@example.com\nand email the spouse, rui@example.com, an invitation with a login link.\n');
     expect(created()).toBe(false);
 
     const yes = await runCli(create, { env: env(), tty: true, input: 'y\n' });

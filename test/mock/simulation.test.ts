@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import {
@@ -19,6 +22,7 @@ import { createRequestLog } from '../../src/mock/requestLog';
 import { DEMO_FIXTURE } from '../../src/mock/seed';
 import { createSimulation, type Simulation } from '../../src/mock/simulation';
 import { documentKeyOf, uploadAnswersItem } from '../../src/mock/simulation/documentMatching';
+import { REQUESTED_DOCUMENTS } from '../../src/mock/simulation/preparer';
 import type { DocumentRecord, OutstandingItemRecord, ProjectRecord } from '../../src/mock/state';
 import { openStore } from '../../src/mock/store';
 import { startMock, type RunningMock } from '../helpers/mock';
@@ -66,8 +70,8 @@ interface InProcess {
 }
 
 /** The demo data and a simulation on a clock that moves only when told (the fixture's relative times too). */
-async function inProcess(seed: number): Promise<InProcess> {
-  const store = await openStore({ fixture: DEMO_FIXTURE });
+async function inProcess(seed: number, dataDir?: string): Promise<InProcess> {
+  const store = await openStore({ fixture: DEMO_FIXTURE, ...(dataDir === undefined ? {} : { dataDir }) });
   const clock = createClock(store);
   const deps: MockDeps = {
     store,
@@ -162,6 +166,7 @@ describe('serve --mock --simulate: the preparer simulation', () => {
         const { state } = mock.deps.store;
         let previous = new Map<number, string>();
         const statuses = new Set<string>();
+        let documentsAskedFor = 0;
         for (let day = 1; day <= 180; day += 1) {
           await mock.advance(DAY_MS);
           const { projects, deliverables } = mock.snapshot(); // parsing is the check
@@ -174,6 +179,7 @@ describe('serve --mock --simulate: the preparer simulation', () => {
           }
           previous = new Map((projects as Array<{ id: number; last_updated: string }>).map((project) => [project.id, project.last_updated]));
           expect(deliverables.length).toBeLessThanOrEqual(projects.length);
+          documentsAskedFor += state.outstandingItems.filter((item) => REQUESTED_DOCUMENTS.some((description) => item.description.startsWith(description))).length;
           // The client answers every missing document every other day; each month the work starts over.
           if (day % 2 === 0) {
             for (const item of state.outstandingItems.filter((each) => each.type === 'missing_document')) {
@@ -186,6 +192,7 @@ describe('serve --mock --simulate: the preparer simulation', () => {
           }
         }
         expect([...statuses].sort()).toEqual([...enumFilter.projectStatus.options].sort());
+        expect(documentsAskedFor).toBeGreaterThan(0);
       } finally {
         await mock.close();
       }
@@ -211,6 +218,27 @@ describe('serve --mock --simulate: the preparer simulation', () => {
       expect(project5005().status).toBe('in_progress');
     } finally {
       await mock.close();
+    }
+  });
+
+  it('continues where it stood after a restart with a data directory; another seed starts afresh', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'taxprep-simulation-'));
+    try {
+      const first = await inProcess(4, dataDir);
+      await first.advance(2 * DAY_MS + HOUR_MS / 2);
+      const before = first.snapshot();
+      await first.close();
+
+      const again = await inProcess(4, dataDir);
+      expect(again.deps.store.state.simulation).toEqual({ seed: 4, started_at_ms: START.getTime(), steps_done: 48, documents_seen: expect.any(Number) });
+      expect(again.snapshot()).toEqual(before);
+      await again.close();
+
+      const other = await inProcess(5, dataDir);
+      expect(other.deps.store.state.simulation).toMatchObject({ seed: 5, started_at_ms: START.getTime() + 2 * DAY_MS + HOUR_MS / 2, steps_done: 0 });
+      await other.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

@@ -34,7 +34,8 @@ export async function run(ctx: Context, options: CreateAccountOptions): Promise<
   const { email, spouse } = options.body;
   if (spouse !== undefined && spouse.send_invitation !== false) {
     await confirmBeforeActing(ctx, options.yes, async () => [
-      `This will create the account of ${sanitizeLine(email)} and email an invitation with a login link to the spouse, ${sanitizeLine(spouse.email)}.`,
+      `This will create the account of ${sanitizeLine(email)}`,
+      `and email the spouse, ${sanitizeLine(spouse.email)}, an invitation with a login link.`,
     ]);
   }
   const response = await api.call('createAccount', { body: options.body });

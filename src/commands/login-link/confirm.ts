@@ -30,12 +30,21 @@ function formatOf(ctx: Context): Format {
   return createFormat({ readable: true, colors: palette(false), now: ctx.clock.now() });
 }
 
-/** `1 issued by taxprep, valid until 2026-12-01 10:00 UTC (in 6 days) unless already used, and any made elsewhere`. */
-function stoppingLinks(expiries: readonly string[], format: Format): string {
-  if (expiries.length === 0) return 'none issued by taxprep is still valid, but any made elsewhere would be';
+/**
+ * The lines on the links that stop working, kept short for an 80-column terminal:
+ * `    1 issued by taxprep, valid until 2026-12-01 10:00 UTC (in 6 days)` and what it cannot know.
+ */
+function stoppingLinks(users: 'this user' | 'these users', expiries: readonly string[], format: Format): string[] {
+  const heading = `  - stops every earlier link of ${users} from working:`;
+  if (expiries.length === 0) return [heading, '    none issued by taxprep is still valid; any made elsewhere stop too'];
   const soonest = expiries.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b));
   const until = expiries.length === 1 ? `valid until ${format.date(soonest)}` : `the first expiring ${format.date(soonest)}`;
-  return `${expiries.length} issued by taxprep (${until}, unless already used), and any made elsewhere`;
+  return [heading, `    ${expiries.length} issued by taxprep, ${until}`, '    (unless already used), and any made elsewhere'];
+}
+
+/** The email line: who gets the link, or that nobody does. */
+function emailLine(flags: RunFlags, whoGetsIt: string): string {
+  return flags.request.send_notification === false ? '  - sends no email (--no-notify)' : `  - emails ${whoGetsIt}`;
 }
 
 /** `login-link 1001`: names the account's holder when a question follows (one `GET /accounts/{id}`). */
@@ -47,22 +56,25 @@ export async function singleLinkStatement(session: Session, flags: RunFlags, ite
   const live = await liveLinksKnown(session, flags, [item]);
   return [
     `This will generate a login link for account ${item.account_id}${holder ? ` (${format.name(holder.first_name, holder.last_name)})` : ''}:`,
-    flags.request.send_notification === false ? `  - no email is sent (--no-notify): the link is printed here for ${user}` : `  - emails it to ${user}`,
-    `  - every earlier link of this user stops working: ${stoppingLinks(live, format)}`,
+    emailLine(flags, `it to ${user}`),
+    ...stoppingLinks('this user', live, format),
   ];
 }
 
-/** Several links (`login-link 1001 1002`, `--from`): one statement with counts for the whole batch. */
+/**
+ * Several links (`login-link 1001 1002`, `--from`): one statement with counts for the whole batch;
+ * "up to", since a batch that resumes its unfinished run skips the links that run made.
+ */
 export async function batchStatement(session: Session, flags: RunFlags, items: readonly LoginLinkItem[]): Promise<string[] | undefined> {
   if (items.length === 0) return undefined;
   const format = formatOf(session.ctx);
   const live = await liveLinksKnown(session, flags, items);
-  const shown = items.slice(0, 3).map((item) => String(item.account_id));
-  const accounts = items.length > shown.length ? `${shown.join(', ')} and ${items.length - shown.length} more` : shown.join(', ');
+  const shown = items.slice(0, 2).map((item) => String(item.account_id));
+  const accounts = items.length > shown.length ? `${shown.join(', ')} and ${items.length - shown.length} more` : shown.join(' and ');
   return [
-    `This will generate up to ${items.length} login links (accounts ${accounts}; links an unfinished run of this batch already made are skipped):`,
-    flags.request.send_notification === false ? '  - no email is sent (--no-notify)' : `  - emails each link to its user: up to ${items.length} emails`,
-    `  - every earlier link of these users stops working: ${stoppingLinks(live, format)}`,
+    `This will generate up to ${items.length} login links, for accounts ${accounts}:`,
+    emailLine(flags, `each link to its user: up to ${items.length} emails`),
+    ...stoppingLinks('these users', live, format),
   ];
 }
 
@@ -93,8 +105,9 @@ export function renewalStatement(ctx: Context, flags: RunFlags, decisions: reado
   });
   const live = generated.flatMap((decision) => (decision.reason === 'expiring' && decision.expiresAt !== undefined ? [decision.expiresAt] : []));
   return [
-    `This will renew ${generated.length} login links (${reasons.join(', ')}):`,
-    flags.request.send_notification === false ? '  - no email is sent (--no-notify)' : `  - emails each link to its user: ${generated.length} emails`,
-    `  - every earlier link of these users stops working: ${stoppingLinks(live, formatOf(ctx))}`,
+    `This will renew ${generated.length} login links:`,
+    `  - ${reasons.join(', ')}`,
+    emailLine(flags, `each link to its user: ${generated.length} emails`),
+    ...stoppingLinks('these users', live, formatOf(ctx)),
   ];
 }
