@@ -56,7 +56,7 @@ function nonEmpty(flag: string, value: string | undefined): string | undefined {
 }
 
 /** The seed a bare `--simulate` stands for. */
-export const DEFAULT_SIMULATION_SEED = 1;
+const DEFAULT_SIMULATION_SEED = 1;
 
 /**
  * `--simulate` alone or `--simulate N`. The seed is a flag value of its own because `--seed` already
