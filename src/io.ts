@@ -140,6 +140,41 @@ function readHidden(stdin: Readable, prompt: () => void): Promise<string> {
   });
 }
 
+/**
+ * A yes-or-no question to a person at a terminal: asked on stderr, answered by one line of stdin
+ * (the terminal echoes it). Only `y` or `yes`, in any case, is yes; Enter alone, anything else and
+ * the end of input (Ctrl-D) are no. Ctrl-C stops taxprep as anywhere else (exit 130).
+ */
+export async function askYesNo(io: IO, question: string): Promise<boolean> {
+  io.stderr.write(`${question} [y/N] `);
+  const { line, ended } = await readTypedLine(io.stdin);
+  if (ended) io.stderr.write('\n');
+  return /^\s*y(es)?\s*$/i.test(line);
+}
+
+/** One line typed at a terminal; stdin is paused afterwards, so the process can end. */
+function readTypedLine(stdin: Readable): Promise<{ line: string; ended: boolean }> {
+  stdin.setEncoding('utf8');
+  let typed = '';
+  return new Promise((resolve) => {
+    const finish = (ended: boolean) => {
+      stdin.off('data', onData);
+      stdin.off('end', onEnd);
+      stdin.pause();
+      resolve({ line: typed, ended });
+    };
+    const onData = (chunk: string) => {
+      const newline = chunk.indexOf('\n');
+      typed += newline >= 0 ? chunk.slice(0, newline) : chunk;
+      if (newline >= 0) finish(false);
+    };
+    const onEnd = () => finish(true);
+    stdin.on('data', onData);
+    stdin.on('end', onEnd);
+    stdin.resume();
+  });
+}
+
 /** Reads up to the first newline (or the end of input), leaving the rest of stdin unread. */
 async function readFirstLine(stdin: Readable): Promise<string> {
   let text = '';

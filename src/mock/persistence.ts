@@ -53,6 +53,14 @@ const StateFileSchema = z.object({
     nextIds: z.object(Object.fromEntries(ID_KINDS.map((kind) => [kind, z.number().int().positive()])) as Record<IdKind, z.ZodNumber>),
     clockOffsetMs: z.number().finite().nonnegative(),
     signingSecret: z.string().min(16),
+    simulation: z
+      .object({
+        seed: z.number().int().nonnegative(),
+        started_at_ms: z.number().finite(),
+        steps_done: z.number().int().nonnegative(),
+        documents_seen: z.number().int().nonnegative(),
+      })
+      .optional(),
   }),
 });
 

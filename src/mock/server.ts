@@ -16,6 +16,7 @@ import { registerOpenApiRoute } from './openApiRoute';
 import { createRouteIndex, notFoundOrWrongMethod, registerContractRoutes } from './router';
 import { handlers } from './routes';
 import { DEMO_FIXTURE } from './seed';
+import { createSimulation, type Simulation } from './simulation';
 import type { MockState } from './state';
 import { storageFullReason } from './persistence';
 import { openStore } from './store';
@@ -83,6 +84,8 @@ export interface MockServerOptions {
   /** Told, in one line, of each request refused because the disk is full (answered 507). */
   onStorageFull?: (line: string) => void;
   connectionLimits?: Partial<ConnectionLimits>;
+  /** Play the preparer's side with this seed (`serve --mock --simulate`); off when absent. */
+  simulationSeed?: number;
 }
 
 /** A key as `serve` prints it at start-up: the only moment the plain key is shown. */
@@ -125,6 +128,7 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
       onStorageFull: options.onStorageFull ?? (() => {}),
       storage: options.dataDir === undefined ? 'its temporary directory' : `the data directory ${options.dataDir}`,
       connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
+      simulation: options.simulationSeed === undefined ? undefined : createSimulation(deps, options.simulationSeed),
     });
     await app.listen({ host: options.host ?? DEFAULT_HOST, port: options.port ?? DEFAULT_PORT });
   } catch (error) {
@@ -196,6 +200,7 @@ interface AppOptions {
   /** Where the mock stores what it is sent, as messages name it. */
   storage: string;
   connectionLimits: ConnectionLimits;
+  simulation: Simulation | undefined;
 }
 
 /** The Fastify app of the mock: contract routes, `/_mock` controls and the app's landing pages. */
@@ -244,6 +249,14 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
     throw notFoundOrWrongMethod(routeIndex, request);
   });
 
+  const { simulation } = options;
+  // Only with --simulate: every request (controls and pages too) sees the records as of the virtual clock.
+  if (simulation) {
+    app.addHook('onRequest', (_request, _reply, done) => {
+      if (simulation.due()) simulation.catchUp().then(() => done(), done);
+      else done();
+    });
+  }
   registerContractRoutes(app, deps, handlers, options);
   registerControls(app, deps);
   registerAppRoutes(app, deps);

@@ -31,6 +31,19 @@ export interface MockState {
   clockOffsetMs: number;
   /** Random secret (base64url) that signs deliverable view links, made when the state is first seeded. */
   signingSecret: string;
+  /** How far `serve --mock --simulate` has moved the records (absent until a simulation starts; a reset removes it). */
+  simulation?: SimulationCursor;
+}
+
+/** Where the simulation stands (`src/mock/simulation/`): saved with the state, so a restart continues it. */
+export interface SimulationCursor {
+  seed: number;
+  /** Virtual time the simulation started at: step `n` happens at `started_at_ms + n` hours. */
+  started_at_ms: number;
+  /** Steps already taken. */
+  steps_done: number;
+  /** How many of `documents` (in upload order) were already compared with the outstanding items. */
+  documents_seen: number;
 }
 
 export type IdKind = 'partner' | 'account' | 'user' | 'loginLink' | 'document' | 'project' | 'outstandingItem' | 'deliverable' | 'email';

@@ -30,7 +30,12 @@ describe('argv -> options', () => {
     [
       'accounts create',
       ['accounts', 'create', '--email', 'jane@example.com', '--first-name', 'Jane', '--last-name', 'Doe'],
-      { body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe' } },
+      { body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe' }, yes: false },
+    ],
+    [
+      'accounts create --yes',
+      ['accounts', 'create', '--email', 'jane@example.com', '--first-name', 'Jane', '--last-name', 'Doe', '-y'],
+      { body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe' }, yes: true },
     ],
     [
       'accounts create with a spouse',
@@ -41,6 +46,7 @@ describe('argv -> options', () => {
           email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe',
           spouse: { email: 'john@example.com', first_name: 'John', last_name: 'Doe' },
         },
+        yes: false,
       },
     ],
     [
@@ -52,6 +58,7 @@ describe('argv -> options', () => {
           email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe',
           spouse: { email: 'john@example.com', first_name: 'John', last_name: 'Doe', send_invitation: false },
         },
+        yes: false,
       },
     ],
     [

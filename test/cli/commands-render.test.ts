@@ -127,7 +127,7 @@ describe('accounts', () => {
 
   it('create shows the login link, its expiry and the spouse section off a terminal without colour', async () => {
     const t = setUp({ call: { createAccount: created } });
-    await createAccount.run(t.ctx, { body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe' } });
+    await createAccount.run(t.ctx, { body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe' }, yes: false });
     expect(t.stdout()).toBe(
       [
         'Account 1042',
@@ -151,7 +151,7 @@ describe('accounts', () => {
 
   it('create shows when the link expires, relative to now, on a terminal', async () => {
     const t = setUp({ call: { createAccount: created } }, { tty: true, env: { NO_COLOR: '1' } });
-    await createAccount.run(t.ctx, { body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe' } });
+    await createAccount.run(t.ctx, { body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Doe' }, yes: false });
     expect(t.stdout()).toContain('Link expires:  2026-11-24 10:15 UTC (in 7 days)');
   });
 

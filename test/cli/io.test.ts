@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { browserCommand, colorEnabled, createIO, readSecret } from '../../src/io';
+import { askYesNo, browserCommand, colorEnabled, createIO, readSecret } from '../../src/io';
 import { CapturedStream } from '../helpers/context';
 
 describe('colour', () => {
@@ -68,4 +68,24 @@ it('opens a browser only where one can be launched', () => {
   expect(browserCommand('linux', { DISPLAY: ':0' })?.command).toBe('xdg-open');
   expect(browserCommand('darwin', {})?.command).toBe('open');
   expect(browserCommand('darwin', { BROWSER: 'none' })).toBeUndefined();
+});
+
+describe('asking yes or no', () => {
+  it.each([
+    ['y\n', true],
+    ['YES\n', true],
+    [' yes \r\n', true],
+    ['\n', false],
+    ['n\n', false],
+    ['yep\n', false],
+    ['', false],
+  ])('%j is %s', async (typed, expected) => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    stdin.end(typed);
+    const stderr = new CapturedStream({ isTTY: true });
+    const io = createIO({ env: {}, color: false, stdout: new CapturedStream({ isTTY: true }), stderr, stdin });
+    expect(await askYesNo(io, 'Continue?')).toBe(expected);
+    // The end of input leaves the cursor after the question: the line is finished for what follows.
+    expect(stderr.text()).toBe(typed === '' ? 'Continue? [y/N] \n' : 'Continue? [y/N] ');
+  });
 });

@@ -21,7 +21,7 @@ async function optionsFor(argv: string[]): Promise<{ module: string; options: Re
   return captured;
 }
 
-const base = { concurrency: 4, ledgerPath: undefined, lockWaitMs: 5000, reissueUncertain: false };
+const base = { concurrency: 4, ledgerPath: undefined, lockWaitMs: 5000, reissueUncertain: false, yes: false };
 
 describe('login-link flags -> options', () => {
   it.each<[string[], Record<string, unknown>]>([
@@ -49,8 +49,9 @@ describe('login-link flags -> options', () => {
     [['login-link', '1001', '--no-notify'], { ...base, request: { send_notification: false }, items: [{ origin: 'argument 1', account_id: 1001 }], from: undefined, restart: false }],
     [
       ['login-link', '--from', 'clients.csv', '--concurrency', '8', '--ledger', '/tmp/l.ndjson', '--lock-wait', '0', '--reissue-uncertain', '--restart'],
-      { concurrency: 8, ledgerPath: '/tmp/l.ndjson', lockWaitMs: 0, reissueUncertain: true, request: {}, items: undefined, from: 'clients.csv', restart: true },
+      { concurrency: 8, ledgerPath: '/tmp/l.ndjson', lockWaitMs: 0, reissueUncertain: true, yes: false, request: {}, items: undefined, from: 'clients.csv', restart: true },
     ],
+    [['login-link', '1001', '-y'], { ...base, yes: true, request: {}, items: [{ origin: 'argument 1', account_id: 1001 }], from: undefined, restart: false }],
     [['--json', 'login-link', '1', '2'], { ...base, request: {}, items: [{ origin: 'argument 1', account_id: 1 }, { origin: 'argument 2', account_id: 2 }], from: undefined, restart: false }],
   ])('%j', async (argv, expected) => {
     const { module, options } = await optionsFor(argv);
@@ -63,7 +64,8 @@ describe('login-link flags -> options', () => {
       module: 'renew',
       options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true },
     });
-    expect(await optionsFor(['login-link', 'renew', '--from', '-'])).toMatchObject({ module: 'renew', options: { withinMs: 24 * 3_600_000, dryRun: false } });
+    expect(await optionsFor(['login-link', 'renew', '--from', '-'])).toMatchObject({ module: 'renew', options: { withinMs: 24 * 3_600_000, dryRun: false, yes: false } });
+    expect(await optionsFor(['login-link', 'renew', '--from', '-', '--yes'])).toMatchObject({ module: 'renew', options: { yes: true } });
     expect(await optionsFor(['login-link', 'renew', '--from', '-', '--within', '500ms'])).toMatchObject({ options: { withinMs: 500 } });
     expect(await optionsFor(['login-link', 'renew', '--from', '-', '--within', '1d12h'])).toMatchObject({ options: { withinMs: 36 * 3_600_000 } });
     expect(await optionsFor(['login-link', 'ledger', '--ledger', 'x.ndjson'])).toEqual({ module: 'ledger', options: { ledgerPath: 'x.ndjson' } });

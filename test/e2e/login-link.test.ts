@@ -18,7 +18,7 @@ const ids = Array.from({ length: 6 }, (_, index) => String(FIRST_ACCOUNT_ID + in
 
 describe('login-link on a terminal', () => {
   it('prints a line per item as it finishes, a progress counter with rate and ETA, and the summary', async () => {
-    const result = await runCli(['login-link', ...ids], { env: env(), tty: true });
+    const result = await runCli(['login-link', ...ids, '--yes'], { env: env(), tty: true });
     expect(result.exitCode).toBe(9);
     const screen = result.stdout;
     expect(screen).toMatch(new RegExp(`✓\\S*  ${FIRST_ACCOUNT_ID}  client\\.${FIRST_ACCOUNT_ID}@example\\.com  expires \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(in (6|7) days\\)  http://127\\.0\\.0\\.1:\\d+/auth/partner-login/`));
@@ -29,7 +29,7 @@ describe('login-link on a terminal', () => {
 
   it('shows one link as a card, and the ledger as a table expiring soonest first', async () => {
     const home = makeHome();
-    const card = await runCli(['login-link', ids[0]!, '--expiry-hours', '2'], { env: env(), tty: true, home });
+    const card = await runCli(['login-link', ids[0]!, '--expiry-hours', '2', '--yes'], { env: env(), tty: true, home });
     expect(card.exitCode).toBe(0);
     expect(card.stdout).toContain(`Login link for account ${FIRST_ACCOUNT_ID}`);
     expect(card.stdout).toMatch(/Expires:\s+\S+ \S+ UTC \(in 2 hours\)/);

@@ -18,7 +18,7 @@ export interface CliResult {
 export interface RunCliOptions {
   /** Added to a minimal environment (PATH and temporary HOME and XDG directories); nothing else leaks in. */
   env?: Record<string, string>;
-  /** What stdin holds. */
+  /** What stdin holds; under `tty`, what is typed at the terminal (nothing, and then the end of input, when omitted). */
   input?: string;
   /**
    * Runs under a pseudo-terminal (`script` from util-linux): stdout, stderr and stdin are all
@@ -81,7 +81,13 @@ export async function runCli(args: string[], options: RunCliOptions = {}): Promi
   };
   const command = [process.execPath, BIN, ...args];
   const result = options.tty
-    ? await execa('script', ['-qfec', command.map(shellQuote).join(' '), '/dev/null'], { env, extendEnv: false, reject: false, stdin: 'ignore', stripFinalNewline: false })
+    ? await execa('script', ['-qfec', command.map(shellQuote).join(' '), '/dev/null'], {
+        env,
+        extendEnv: false,
+        reject: false,
+        ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+        stripFinalNewline: false,
+      })
     : await execa(command[0]!, command.slice(1), { env, extendEnv: false, reject: false, input: options.input ?? '', stripFinalNewline: false });
   const stdout = options.tty ? String(result.stdout).replace(/\r\n/g, '\n') : String(result.stdout);
   const stderr = String(result.stderr);

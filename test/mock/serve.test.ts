@@ -23,6 +23,7 @@ describe('serve flags', () => {
       rateLimits: undefined,
       uploadMaxBytes: undefined,
       faults: {},
+      simulationSeed: undefined,
       openapi: false,
     });
   });
@@ -45,6 +46,9 @@ describe('serve flags', () => {
     [{ latency: '250', errorRate: '0.25', dropRate: '1' }, { faults: { latencyMs: 250, errorRate: 0.25, dropRate: 1 } }],
     [{ errorRate: '.5' }, { faults: { errorRate: 0.5 } }],
     [{ seed: 'demo.json', dataDir: './state' }, { seedPath: 'demo.json', dataDir: './state' }],
+    [{ simulate: true }, { simulationSeed: 1 }],
+    [{ simulate: '0' }, { simulationSeed: 0 }],
+    [{ seed: 'demo.json', simulate: '42' }, { seedPath: 'demo.json', simulationSeed: 42 }],
   ])('parses %j', (flags, expected) => {
     expect(parse(flags)).toMatchObject(expected);
   });
@@ -64,6 +68,8 @@ describe('serve flags', () => {
     [{ errorRate: '1.5' }, '--error-rate must be a number from 0 to 1'],
     [{ dropRate: 'half' }, '--drop-rate must be a number from 0 to 1'],
     [{ seed: ' ' }, '--seed must not be empty'],
+    [{ simulate: 'fast' }, '--simulate must be an integer from 0 to 999999999 (the simulation\'s seed); got "fast"'],
+    [{ simulate: '1000000000' }, '--simulate must be an integer from 0 to 999999999'],
   ])('refuses %j', (flags, message) => {
     expect(() => parse(flags)).toThrow(UsageError);
     expect(() => parse(flags)).toThrow(message);
@@ -130,6 +136,25 @@ describe('taxprep serve --mock (the real process)', () => {
       expect(deliverables.status).toBe(200);
     } finally {
       expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it('--simulate alone plays the preparer with seed 1: projects move as the virtual clock advances', async () => {
+    const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--json', '--simulate', '--rate-limit', 'off'], { reject: false });
+    const started = JSON.parse((await waitForStdout(child, (text) => text.includes('\n'))).split('\n')[0]!) as { base_url: string; app_url: string; simulation_seed: number | null; keys: Array<{ key: string }> };
+    try {
+      expect(started.simulation_seed).toBe(1);
+      const status = async () => {
+        const response = await fetch(`${started.base_url}/projects/5002/status`, { headers: { authorization: `Bearer ${started.keys[0]!.key}` } });
+        return ((await response.json()) as { status: string }).status;
+      };
+      expect(await status()).toBe('in_progress');
+      const advanced = await fetch(`${started.app_url}/_mock/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"advance":"30d"}' });
+      expect(advanced.status).toBe(200);
+      expect(await status()).toBe('completed');
+    } finally {
+      child.kill('SIGTERM');
+      expect((await child).exitCode).toBe(0);
     }
   });
 

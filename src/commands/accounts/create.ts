@@ -2,6 +2,8 @@ import { CreateAccountRequest } from '../../contract/requests';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../types';
 import { createOutput, type CardSection, type Format } from '../../output';
+import { sanitizeLine } from '../../output/sanitize';
+import { confirmBeforeActing } from '../confirmation';
 import { flagConflict, parseFlagFields } from '../parseFlags';
 import { attributeOf, longName } from '../spec';
 import type { RawInvocation } from '../types';
@@ -9,6 +11,8 @@ import { SPOUSE_FLAGS, createAccount } from './register';
 
 export interface CreateAccountOptions {
   body: CreateAccountRequest;
+  /** `--yes`: act without the terminal's question. */
+  yes: boolean;
 }
 
 /** A spouse comes with all three spouse flags or none: a rule between flags, checked before the contract's. */
@@ -21,12 +25,19 @@ export function parseOptions(raw: RawInvocation): CreateAccountOptions {
   if (flags.spouseInvitation === false && missing.length > 0) {
     throw flagConflict('--no-spouse-invitation applies to a spouse; add --spouse-email, --spouse-first-name and --spouse-last-name');
   }
-  return { body: parseFlagFields(CreateAccountRequest, createAccount.flags!, flags) };
+  return { body: parseFlagFields(CreateAccountRequest, createAccount.flags!, flags), yes: flags.yes === true };
 }
 
 export async function run(ctx: Context, options: CreateAccountOptions): Promise<void> {
   const out = createOutput(ctx);
   const api = await ctx.api();
+  const { email, spouse } = options.body;
+  if (spouse !== undefined && spouse.send_invitation !== false) {
+    await confirmBeforeActing(ctx, options.yes, async () => [
+      `This will create the account of ${sanitizeLine(email)}`,
+      `and email the spouse, ${sanitizeLine(spouse.email)}, an invitation with a login link.`,
+    ]);
+  }
   const response = await api.call('createAccount', { body: options.body });
   if (ctx.globals.json) return out.json(response.json);
   await out.card(createdAccountCard(response.data, out.format));

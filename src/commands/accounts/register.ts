@@ -1,5 +1,6 @@
 import { NAME_MAX_CHARACTERS } from '../../contract/vocabulary';
 import type { CommandSpec, FlagSpec } from '../spec';
+import { YES_FLAG } from '../yesFlag';
 
 const ACCOUNT_FIELDS = ['id', 'email', 'first_name', 'last_name', 'status'] as const;
 
@@ -18,12 +19,16 @@ export const createAccount: CommandSpec = {
     { flag: '--last-name <name>', field: 'last_name', help: 'primary holder last name', maxCharacters: NAME_MAX_CHARACTERS },
     ...SPOUSE_FLAGS,
     { flag: '--no-spouse-invitation', field: 'spouse.send_invitation', help: 'add the spouse without sending them a login link now' },
+    YES_FLAG,
   ],
   examples: [
     'taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe',
     'taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe \\\n      --spouse-email john@example.com --spouse-first-name John --spouse-last-name Doe',
     'taxprep accounts create --email jane@example.com --first-name Jane --last-name Doe --json | jq -r .login_link',
   ],
+  notes:
+    'With a spouse, the service emails them an invitation with a login link (unless --no-spouse-invitation).\n' +
+    'On a terminal it first says so and asks to continue (--yes skips the question; a pipe or cron is never asked).',
   jsonFields: [...ACCOUNT_FIELDS, 'login_link', 'login_link_expires_at', 'spouse', 'created_at'],
   load: () => import('./create'),
 };

@@ -6,7 +6,9 @@ import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import { flagConflict } from '../parseFlags';
 import type { RawInvocation } from '../types';
+import { confirmBeforeActing } from '../confirmation';
 import { runBatch, uncertainError, type BatchPlan } from './batch';
+import { batchStatement, singleLinkStatement } from './confirm';
 import { generateLink, openSession, requestBody, targetOf, withLedger, type Session } from './generate';
 import { parseRunFlags, type RunFlags } from './options';
 import { loginLink } from './register';
@@ -36,9 +38,13 @@ export async function run(ctx: Context, options: LoginLinkOptions): Promise<numb
   const items = options.items ?? (await readItems(ctx, options.from!));
   const session = await openSession(ctx);
   if (options.items?.length === 1) {
-    await generateSingle(session, options, options.items[0]!);
+    const item = options.items[0]!;
+    await confirmBeforeActing(ctx, options.yes, (asking) => singleLinkStatement(session, options, item, asking));
+    await generateSingle(session, options, item);
     return 0;
   }
+  // Asked before the ledger's lock is taken: a person deciding must not hold up a cron run.
+  await confirmBeforeActing(ctx, options.yes, () => batchStatement(session, options, items));
   return withLedger(ctx, options, async (ledger) => {
     // The same batch asked again before it finished resumes: what got a link is not sent twice.
     const digest = batchDigest(session, options, items);

@@ -17,6 +17,8 @@ export interface RunFlags {
   ledgerPath: string | undefined;
   lockWaitMs: number;
   reissueUncertain: boolean;
+  /** `--yes`: act without the terminal's question (src/commands/confirmation.ts). */
+  yes: boolean;
 }
 
 /**
@@ -48,6 +50,7 @@ export function parseRunFlags(specs: readonly FlagSpec[], flags: Record<string, 
     ledgerPath: typeof flags.ledger === 'string' ? flags.ledger : undefined,
     lockWaitMs: lockWait * 1000,
     reissueUncertain: flags.reissueUncertain === true,
+    yes: flags.yes === true,
   };
 }
 

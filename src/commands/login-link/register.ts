@@ -1,4 +1,5 @@
 import { CUSTOM_MESSAGE_MAX_CHARACTERS, CUSTOM_SUBJECT_MAX_CHARACTERS, EXPIRY_HOURS, LOGIN_LINK_PURPOSES } from '../../contract/vocabulary';
+import { YES_FLAG } from '../yesFlag';
 import type { CommandSpec, FlagSpec } from '../spec';
 
 export const DEFAULT_CONCURRENCY = 4;
@@ -35,6 +36,7 @@ const RUN_FLAGS: readonly FlagSpec[] = [
     default: String(DEFAULT_LOCK_WAIT_SECONDS),
   },
   { flag: '--reissue-uncertain', help: 'also generate links an interrupted run may already have generated' },
+  YES_FLAG,
 ];
 
 export const renew: CommandSpec = {
@@ -51,6 +53,8 @@ export const renew: CommandSpec = {
     'taxprep login-link renew --from clients.csv --within 24h --json >> renewals.ndjson',
   ],
   notes:
+    'Renewing a link stops the earlier one from working. On a terminal it first says how many links it\n' +
+    'renews and emails, and asks to continue (--yes skips the question; a pipe or cron is never asked).\n' +
     'A run killed half-way resumes without generating a link twice; only one run works on a ledger at\n' +
     'a time (exit 10 when another holds it). Exit codes to alert on: see `taxprep help exit-codes`.',
   load: () => import('./renew'),
@@ -86,6 +90,9 @@ export const loginLink: CommandSpec = {
     'cut -d, -f1 accounts.csv | taxprep login-link --from -',
   ],
   notes:
+    'A new link stops every earlier link of the same user from working, and by default is emailed to\n' +
+    'the user. On a terminal it first says who will be emailed and which links stop working, and asks\n' +
+    'to continue (--yes skips the question; a pipe or cron is never asked); a batch asks once.\n' +
     'Each batch item prints one line as it finishes (NDJSON with --json); exit 9 when some failed.\n' +
     'Running the same batch again before all its links were generated resumes it: links already\n' +
     'generated are skipped, failed and unsent items are sent.\n' +

@@ -6,7 +6,9 @@ import { createOutput } from '../../output';
 import { writeText } from '../../output/write';
 import { definedOnly } from '../parseFlags';
 import type { RawInvocation } from '../types';
+import { confirmBeforeActing } from '../confirmation';
 import { inputOf, runBatch, uncertainError, type BatchPlan } from './batch';
+import { renewalStatement } from './confirm';
 import { ledgerPathOf } from './lib/ledgerPaths';
 import { renewalNow } from './lib/renewalNow';
 import { readItems } from './create';
@@ -54,12 +56,15 @@ export async function run(ctx: Context, options: RenewOptions): Promise<number> 
   const now = renewalNow(ctx);
   if (options.dryRun) {
     const settings = await ctx.settings();
-    const ledger = await readLedger(ledgerPathOf(ctx, options));
-    const origin = new URL(settings.baseUrl).origin;
-    await printPlan(ctx, items.map((item) => ({ item, decision: decide(ledger, origin, item, now, options.withinMs, options.reissueUncertain) })));
+    await printPlan(ctx, await planRenewal(ctx, options, new URL(settings.baseUrl).origin, items, now));
     return 0;
   }
   const session = await openSession(ctx);
+  // One question for the whole run, before the ledger's lock is taken; the plan is made again under the lock.
+  await confirmBeforeActing(ctx, options.yes, async () => {
+    const planned = await planRenewal(ctx, options, session.origin, items, now);
+    return renewalStatement(ctx, options, planned.map(({ decision }) => decision));
+  });
   return withLedger(ctx, options, (ledger) => {
     const plan: BatchPlan = { send: [], settled: [] };
     for (const item of items) {
@@ -70,6 +75,12 @@ export async function run(ctx: Context, options: RenewOptions): Promise<number> 
     }
     return runBatch(session, ledger, plan, options);
   });
+}
+
+/** What renewal would do with each item, read from the ledger without its lock (a dry run, the terminal's question). */
+async function planRenewal(ctx: Context, options: RenewOptions, origin: string, items: LoginLinkItem[], now: Date) {
+  const ledger = await readLedger(ledgerPathOf(ctx, options));
+  return items.map((item) => ({ item, decision: decide(ledger, origin, item, now, options.withinMs, options.reissueUncertain) }));
 }
 
 async function printPlan(ctx: Context, planned: Array<{ item: LoginLinkItem; decision: Decision }>): Promise<void> {

@@ -15,6 +15,11 @@ export const serve: CommandSpec = {
     { flag: '--latency <ms>', field: 'latency_ms', help: 'add this many milliseconds to every contract request', default: '0' },
     { flag: '--error-rate <fraction>', field: 'error_rate', help: 'answer this fraction (0-1) of contract requests with 503', default: '0' },
     { flag: '--drop-rate <fraction>', field: 'drop_rate', help: 'drop the connection of this fraction (0-1) of contract requests', default: '0' },
+    {
+      flag: '--simulate [seed]',
+      help: 'play the preparer: projects move along as the virtual clock advances, the same for the same seed (0-999999999)',
+      default: 'off; 1 when given alone',
+    },
     { flag: '--openapi', help: 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit' },
   ],
   examples: [
@@ -22,6 +27,7 @@ export const serve: CommandSpec = {
     'taxprep serve --mock --port 0 --json            # one JSON line: base_url, app_url, keys',
     'taxprep serve --mock --seed fixture.json --data-dir ./mock-data',
     'taxprep serve --mock --rate-limit 5/10s --error-rate 0.1 --latency 200',
+    'taxprep serve --mock --simulate 7               # projects move as /_mock/clock advances',
     'taxprep serve --openapi > openapi.json                # the contract for your own tools',
   ],
   load: () => import('./serve'),

@@ -18,6 +18,8 @@ export interface ServeOptions {
   rateLimits: RateLimitWindow[] | undefined;
   uploadMaxBytes: number | undefined;
   faults: Partial<FaultSettings>;
+  /** `--simulate [seed]`: the simulation's seed; undefined when the mock only answers. */
+  simulationSeed: number | undefined;
   /** Print the OpenAPI document of the service (for `--host`/`--port`) and exit, instead of serving. */
   openapi: boolean;
 }
@@ -35,6 +37,7 @@ export function parseOptions(raw: RawInvocation): ServeOptions {
     rateLimits: optional(flagText(flags.rateLimit), parseRateLimits),
     uploadMaxBytes: optional(flagText(flags.maxUploadSize), parseSize),
     faults: parseFaults(flags),
+    simulationSeed: parseSimulationSeed(flags.simulate),
     openapi: flags.openapi === true,
   };
 }
@@ -50,6 +53,19 @@ function flagText(value: unknown): string | undefined {
 function nonEmpty(flag: string, value: string | undefined): string | undefined {
   if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} must not be empty.`);
   return value;
+}
+
+/** The seed a bare `--simulate` stands for. */
+const DEFAULT_SIMULATION_SEED = 1;
+
+/**
+ * `--simulate` alone or `--simulate N`. The seed is a flag value of its own because `--seed` already
+ * names the fixture file the records start from.
+ */
+function parseSimulationSeed(value: unknown): number | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return DEFAULT_SIMULATION_SEED;
+  return parseInteger('--simulate', String(value), 0, 999_999_999, ' (the simulation\'s seed)');
 }
 
 function parseHost(value: string): string {
@@ -133,7 +149,13 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
   let server: MockServer;
   try {
     server = await createMockServer({
-      ...definedOnly({ fixture, dataDir: options.dataDir, rateLimits: options.rateLimits, uploadMaxBytes: options.uploadMaxBytes }),
+      ...definedOnly({
+        fixture,
+        dataDir: options.dataDir,
+        rateLimits: options.rateLimits,
+        uploadMaxBytes: options.uploadMaxBytes,
+        simulationSeed: options.simulationSeed,
+      }),
       host,
       port,
       faults: options.faults,
@@ -187,7 +209,13 @@ function listenError(error: unknown, host: string, port: number): UsageError | u
 }
 
 function startupRecord(server: MockServer, options: ServeOptions) {
-  return { base_url: server.baseUrl, app_url: server.appUrl, keys: server.keys, data_dir: options.dataDir ?? null };
+  return {
+    base_url: server.baseUrl,
+    app_url: server.appUrl,
+    keys: server.keys,
+    data_dir: options.dataDir ?? null,
+    simulation_seed: options.simulationSeed ?? null,
+  };
 }
 
 function startupText(server: MockServer, options: ServeOptions): string {
@@ -199,6 +227,9 @@ function startupText(server: MockServer, options: ServeOptions): string {
     `  Controls:  ${server.appUrl}/_mock`,
     `  Data:      ${options.dataDir ?? 'in memory (gone when stopped)'}`,
     `  Limits:    ${describeLimits(server.deps.settings.rateLimits)}`,
+    ...(options.simulationSeed === undefined
+      ? []
+      : [`  Simulate:  seed ${options.simulationSeed}, a preparer's step per virtual hour`]),
     '',
     'API keys (shown only here; the mock stores their SHA-256):',
     ...server.keys.map((key) => `  ${key.label.padEnd(labelWidth)}  partner ${key.partner_id}  ${key.key}  ${describeKey(key, server.deps.clock.now())}`),

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import * as z from 'zod';
 import {
   ACCOUNT_STATUSES,
@@ -9,15 +8,15 @@ import {
   PROJECT_STATUSES,
   integer,
   oneOf,
-  safeDocumentFilename,
   multilineText,
 } from '../../contract';
+import { addDeliverableRecords } from '../deliverableRecords';
 import { MockError } from '../errors';
 import { VIEW_LINK_HOURS, VIEW_LINK_HOURS_RULE, nonBlank, recordFields } from '../recordRules';
 import { deliverableListItemOf, projectOfDeliverable } from '../routes/deliverables';
 import { documentOf } from '../routes/documents';
 import { projectStatusOf } from '../routes/projects';
-import type { AccountRecord, DeliverableRecord, DocumentRecord, MockState, OutstandingItemRecord, ProjectRecord } from '../state';
+import type { AccountRecord, DocumentRecord, MockState, OutstandingItemRecord, ProjectRecord } from '../state';
 import { control, idParams, unknownRecord } from './control';
 
 /** Controls that move the service's records where a real back office would: statuses, progress, items, deliverables. */
@@ -133,33 +132,7 @@ const addDeliverable = control({
         deliverable_id: existing.id,
       });
     }
-    const now = deps.clock.nowIso();
-    const content = body.content ?? `${body.title}\n\n${body.summary}\n`;
-    const { blob, size } = await deps.store.blobs.write(Readable.from([Buffer.from(content, 'utf8')]), Number.MAX_SAFE_INTEGER);
-    const document: DocumentRecord = {
-      id: deps.store.nextId('document'),
-      account_id: project.account_id,
-      filename: safeDocumentFilename(body.filename ?? `${project.type}-${project.tax_year}.txt`),
-      tax_year: project.tax_year,
-      description: `Deliverable: ${body.title}`,
-      file_size: size,
-      file_type: body.file_type,
-      uploaded_at: now,
-      blob,
-    };
-    const deliverable: DeliverableRecord = {
-      id: deps.store.nextId('deliverable'),
-      project_id: project.id,
-      document_id: document.id,
-      title: body.title,
-      status: body.status,
-      summary: body.summary,
-      prepared_date: now,
-      view_link_hours: body.view_link_hours,
-    };
-    state.documents.push(document);
-    state.deliverables.push(deliverable);
-    project.last_updated = now;
+    const { deliverable, document } = await addDeliverableRecords(deps, project, body, deps.clock.nowIso());
     await deps.store.commit();
     return { deliverable: deliverableListItemOf(deps, deliverable, project), document: documentOf(document) };
   },
