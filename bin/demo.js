@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run demo`: starts the built-in mock on a free port, points a temporary profile at it and runs
 // every command with its real output. It never touches the user's profiles or ledger: HOME and the
-// XDG directories point into a temporary directory that is removed at the end.
+// XDG directories point into a temporary directory that is removed at the end, once every process
+// it started has exited (the CLI writes its compiled-code cache there as it exits).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,18 +16,39 @@ const home = mkdtempSync(join(tmpdir(), 'taxprep-demo-'));
 // The user's own TAXPREP_* settings must not steer the demo, nor its profile land in their config.
 const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAXPREP_')));
 Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), BROWSER: 'none' });
+// In a pipe (`npm run demo | less`) the commands still print what a person sees at a terminal
+// (headers, readable dates, tables fitted to 80 columns), without colour, and their messages come
+// down the same pipe in order instead of landing on the screen behind the pager.
+const piped = !process.stdout.isTTY;
+if (piped) env.TAXPREP_FORCE_TTY = '80';
+const childOutput = piped ? ['inherit', 1] : ['inherit', 'inherit'];
 
 let mock;
+/** Every process started and not yet exited: the temporary directory goes only after the last. */
+const running = new Set();
 
-function cleanUp() {
-  if (mock && mock.exitCode === null) mock.kill('SIGTERM');
-  rmSync(home, { recursive: true, force: true });
+function started(child) {
+  const exited = new Promise((resolve) => child.once('close', resolve).once('error', resolve));
+  running.add(exited);
+  void exited.then(() => running.delete(exited));
+  return child;
+}
+
+/** Stops the mock, waits for every process, then removes the directory; a failure here is only a warning. */
+async function cleanUp() {
+  if (mock && mock.exitCode === null && mock.signalCode === null) mock.kill('SIGTERM');
+  await Promise.all(running);
+  try {
+    rmSync(home, { recursive: true, force: true, maxRetries: 3 });
+  } catch (error) {
+    process.stderr.write(`warning: could not remove the demo's temporary directory ${home}: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }
 
 /** Starts `taxprep serve --mock --port 0 --json` and resolves with its start-up record. */
 function startMock() {
   return new Promise((resolve, reject) => {
-    mock = spawn(process.execPath, [TAXPREP, 'serve', '--mock', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    mock = started(spawn(process.execPath, [TAXPREP, 'serve', '--mock', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
     let buffered = '';
     mock.stdout.on('data', (chunk) => {
       buffered += chunk.toString('utf8');
@@ -43,7 +65,7 @@ function step(args, { expectExit = 0, input } = {}) {
   const shown = args.map((arg) => (/^[\w@./:=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
   process.stdout.write(`\n${bold(`$ taxprep ${shown}`)}${input === undefined ? '' : bold('   # key on stdin')}\n`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TAXPREP, ...args], { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'inherit', 'inherit'] });
+    const child = started(spawn(process.execPath, [TAXPREP, ...args], { env, stdio: [input === undefined ? 'ignore' : 'pipe', ...childOutput] }));
     if (input !== undefined) child.stdin.end(input);
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -84,19 +106,24 @@ async function demo() {
   await step(['deliverables', 'get', '5002']);
   await step(['deliverables', 'list', '--account', '1001', '--json']);
   await step(['accounts', 'get', '999999'], { expectExit: 4 });
-  process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
 }
 
 process.once('SIGINT', () => {
-  cleanUp();
-  process.exit(130);
+  // The commands got the signal too (same process group); the exit code says the demo was cut short.
+  process.exitCode = 130;
+  void cleanUp().then(() => process.exit(130));
 });
 
+let failure;
 try {
   await demo();
 } catch (error) {
-  process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  failure = error;
+}
+await cleanUp();
+if (failure === undefined) {
+  process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
+} else {
+  process.stderr.write(`demo failed: ${failure instanceof Error ? failure.message : String(failure)}\n`);
   process.exitCode = 1;
-} finally {
-  cleanUp();
 }
