@@ -57,6 +57,7 @@ ${table([
   ['NO_COLOR', 'any non-empty value turns colour off'],
   ['FORCE_COLOR', 'turns colour on even in a pipe (except FORCE_COLOR=0)'],
   ['TERM=dumb', 'turns colour off'],
+  ['TAXPREP_FORCE_TTY', 'print as for a terminal (headers, readable dates) in a pipe too; a number also sets the width'],
   ['BROWSER=none', 'print links instead of opening a browser (deliverables get --open)'],
 ])}
 `;
