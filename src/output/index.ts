@@ -8,7 +8,7 @@ import { writeText } from './write';
 
 export type { CardSection } from './card';
 export type { Format } from './format';
-export { freeText, type Column } from './table';
+export { dateColumn, fileName, freeText, label, progressColumn, type Column } from './table';
 
 /**
  * Everything a command prints goes through here: data to stdout (JSON as the service sent it,
