@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { VERSION } from './api/version';
 import { addCommand, describeCommand, groupAction } from './commands/register';
 import { walk, type CommandSpec } from './commands/spec';
+import { formatHelp } from './help/layout';
 import { MAX_RETRIES_LIMIT, program as programSpec } from './commands/tree';
 import type { Dispatch } from './commands/types';
 import { createContext, type OwnedContext } from './context';
@@ -9,6 +10,7 @@ import type { Clock, GlobalOptions, IO } from './types';
 import { ApiError, CliError, EXIT, UsageError } from './errors';
 import { createIO } from './io';
 import { jsonFieldsOf } from './output/json';
+import { wrapMessage } from './output/wrap';
 import { durationRule, parseDuration } from './lib/duration';
 
 type Env = Record<string, string | undefined>;
@@ -24,6 +26,8 @@ export interface MainOverrides {
 interface OutputSinks {
   writeOut(text: string): void;
   writeErr(text: string): void;
+  /** The terminal's width for help; undefined in a pipe (80). */
+  helpWidth?: number;
 }
 
 /** The program: its flags are read from the whole command line, `--json FIELDS` included. */
@@ -43,6 +47,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
     .helpCommand(false)
+    .configureHelp({ formatHelp })
     .exitOverride()
     .showSuggestionAfterError(true);
   describeCommand(root, programSpec)
@@ -54,7 +59,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
     });
   if (output !== undefined) {
     // Commander's own error line is replaced by main's report (which knows about --json).
-    root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined });
+    root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined, getOutHelpWidth: () => output.helpWidth });
   }
   for (const spec of only === undefined ? (programSpec.subcommands ?? []) : [only]) addCommand(root, spec, dispatch);
   return root;
@@ -152,6 +157,7 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     {
       writeOut: (text) => stdout.write(text),
       writeErr: (text) => stderr.write(text),
+      helpWidth: (overrides.io?.stdoutIsTTY ?? (stdout as { isTTY?: boolean }).isTTY === true) ? (overrides.io?.columns ?? terminalColumns(stdout)) : undefined,
     },
     branchOf(argv),
   );
@@ -159,11 +165,18 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
-    exitCode = reportError(error, { write: (text) => stderr.write(text), json, verbose });
+    // Wrapped at word boundaries on a terminal, where it would otherwise wrap inside words; JSON never.
+    const io = { stderrIsTTY: overrides.io?.stderrIsTTY ?? (stderr as { isTTY?: boolean }).isTTY === true, columns: overrides.io?.columns ?? terminalColumns(stderr) };
+    exitCode = reportError(error, { write: (text) => stderr.write(json ? text : wrapMessage(io, text)), json, verbose });
   } finally {
     await context?.close();
   }
   return exitCode;
+}
+
+function terminalColumns(stream: unknown): number {
+  const columns = (stream as { columns?: number }).columns;
+  return columns !== undefined && columns > 0 ? columns : 80;
 }
 
 /** Writes the one report of a failure on stderr and returns its exit code. */

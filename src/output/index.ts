@@ -5,9 +5,11 @@ import { createFormat, type Format } from './format';
 import { JsonListWriter, formatJson, formatNdjsonLine, pickFields, pickItemFields, type ListWriter } from './json';
 import { renderTable, type Column } from './table';
 import { writeText } from './write';
+import { wrapMessage, wrapText } from './wrap';
 
 export type { CardSection } from './card';
 export type { Format } from './format';
+export { wrapMessage, wrapText } from './wrap';
 export { dateColumn, fileName, freeText, label, progressColumn, type Column } from './table';
 
 /**
@@ -52,8 +54,11 @@ export function createOutput(ctx: Pick<Context, 'io' | 'clock'> & Partial<Pick<C
       const heading = title !== undefined && io.stdoutIsTTY ? `\n${colors.bold(title)}\n` : '';
       await writeText(io.stdout, heading + (await renderTable(head, rows, { tty: io.stdoutIsTTY, colors, columns: io.columns })));
     },
-    card: (sections) => writeText(io.stdout, renderCard(sections, colors)),
-    note: (message) => writeText(io.stderr, `${message}\n`),
+    card: (sections) => {
+      const card = renderCard(sections, colors);
+      return writeText(io.stdout, io.stdoutIsTTY ? wrapText(card, io.columns) : card);
+    },
+    note: (message) => writeText(io.stderr, `${wrapMessage(io, message)}\n`),
   };
   return output;
 }

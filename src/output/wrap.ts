@@ -1,3 +1,5 @@
+import type { IO } from '../types';
+
 /** Colour and style escapes: they take no room on the screen. */
 const SGR = /\u001b\[[0-9;]*m/g;
 
@@ -38,7 +40,8 @@ function wrapLine(line: string, width: number): string {
   // Each word with the spaces after it; the line's own leading spaces stay with the first.
   for (const word of line.match(/^\s*\S+\s*|\S+\s*/g) ?? []) {
     const candidate = current + word;
-    if (current.trim() !== '' && columnsOf(candidate.trimEnd()) > width) {
+    // Never a break right after a label or the indent: a long URL stays beside its label.
+    if (columnsOf(current) > indent.length && columnsOf(candidate.trimEnd()) > width) {
       lines.push(current.trimEnd());
       current = indent + word;
     } else {
@@ -47,4 +50,13 @@ function wrapLine(line: string, width: number): string {
   }
   lines.push(current.trimEnd());
   return lines.join('\n');
+}
+
+/**
+ * A message for stderr (an error, a hint, a note) as it should be written: wrapped to the
+ * terminal's width when stderr is a terminal, unchanged in a pipe or a log, where a line is a
+ * record and the reader's pager does the wrapping.
+ */
+export function wrapMessage(io: Pick<IO, 'stderrIsTTY' | 'columns'>, text: string): string {
+  return io.stderrIsTTY ? wrapText(text, io.columns) : text;
 }

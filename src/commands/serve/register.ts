@@ -5,7 +5,7 @@ export const serve: CommandSpec = {
   name: 'serve',
   description: 'Run a local implementation of the whole service, for dry runs and scripts',
   flags: [
-    { flag: '--mock', help: 'serve the built-in mock (required: the mock is the only server there is)' },
+    { flag: '--mock', help: 'serve the built-in mock (the only server there is)', required: true },
     { flag: '--host <host>', help: 'address to bind; loopback unless you ask otherwise', default: '127.0.0.1' },
     { flag: '--port <port>', help: 'port to listen on; 0 picks a free one', default: '4010' },
     { flag: '--seed <file>', help: 'start from this JSON fixture instead of the demo data', complete: 'files' },
