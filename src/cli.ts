@@ -59,7 +59,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
     });
   if (output !== undefined) {
     // Commander's own error line is replaced by main's report (which knows about --json).
-    root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined, getOutHelpWidth: () => output.helpWidth });
+    root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined, getOutHelpWidth: () => output.helpWidth ?? 80 });
   }
   for (const spec of only === undefined ? (programSpec.subcommands ?? []) : [only]) addCommand(root, spec, dispatch);
   return root;
