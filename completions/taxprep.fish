@@ -132,6 +132,7 @@ complete -c taxprep -n '__taxprep_at taxprep/serve' -l max-upload-size -x -d 'la
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l latency -x -d 'add this many milliseconds to every contract request'
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l error-rate -x -d 'answer this fraction (0-1) of contract requests with 503'
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l drop-rate -x -d 'drop the connection of this fraction (0-1) of contract requests'
+complete -c taxprep -n '__taxprep_at taxprep/serve' -l quiet -d 'print no line per request (by default one a request: time, method, status, milliseconds, key redacted, path)'
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l openapi -d 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit'
 complete -c taxprep -n '__taxprep_at taxprep/completion' -a 'bash zsh fish'
 complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes health accounts login-link docs projects deliverables profiles whoami api serve completion help version'

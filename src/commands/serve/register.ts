@@ -15,6 +15,7 @@ export const serve: CommandSpec = {
     { flag: '--latency <ms>', field: 'latency_ms', help: 'add this many milliseconds to every contract request', default: '0' },
     { flag: '--error-rate <fraction>', field: 'error_rate', help: 'answer this fraction (0-1) of contract requests with 503', default: '0' },
     { flag: '--drop-rate <fraction>', field: 'drop_rate', help: 'drop the connection of this fraction (0-1) of contract requests', default: '0' },
+    { flag: '--quiet', help: 'print no line per request (by default one a request: time, method, status, milliseconds, key redacted, path)' },
     { flag: '--openapi', help: 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit' },
   ],
   examples: [
