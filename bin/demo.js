@@ -16,8 +16,17 @@ const piped = !process.stdout.isTTY;
 const childOutput = piped ? ['inherit', 1] : ['inherit', 'inherit'];
 let session;
 
+// A reader that goes away (`npm run demo | head`, or quitting `less` early) ends the demo quietly:
+// the rest is not run, and the mock and the temporary directory are cleaned up all the same.
+let readerGone = false;
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error;
+  readerGone = true;
+});
+
 /** Runs one command with the terminal as its output, after a `$ taxprep ...` line. */
 function step(args, { expectExit = 0, input } = {}) {
+  if (readerGone) return Promise.reject(new Error('the reader went away'));
   const shown = args.map((arg) => (/^[\w@./:=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
   process.stdout.write(`\n${bold(`$ taxprep ${shown}`)}${input === undefined ? '' : bold('   # key on stdin')}\n`);
   return new Promise((resolve, reject) => {
@@ -35,7 +44,7 @@ function step(args, { expectExit = 0, input } = {}) {
 async function demo() {
   session = await openMockSession({ columns: piped ? 80 : undefined });
   const { home, started, key } = session;
-  process.stdout.write(`${bold('taxprep demo')}: a mock service at ${started.base_url}, a temporary profile in ${home}\n`);
+  process.stdout.write(`${bold('taxprep demo')}: a mock service at ${started.base_url},\na temporary profile in ${home}\n`);
 
   const upload = join(home, 'w2-2025-demo.pdf');
   writeFileSync(upload, '%PDF-1.4\n% a small stand-in for a W-2\n');
@@ -76,7 +85,9 @@ try {
   failure = error;
 }
 await cleanUp();
-if (failure === undefined) {
+if (readerGone) {
+  process.exitCode = 0;
+} else if (failure === undefined) {
   process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
 } else {
   process.stderr.write(`demo failed: ${failure instanceof Error ? failure.message : String(failure)}\n`);

@@ -39,4 +39,16 @@ describe('npm run demo in a pipe', () => {
     expect(output).toMatch(/\$ taxprep accounts get 999999\nerror: No account with id 999999 exists\.\n\(exit code 4\)\n/);
     expect(output).toMatch(/\nDone\. The mock is stopped/);
   });
+
+  it('ends quietly, and cleans up, when its reader goes away (`npm run demo | head`)', async () => {
+    const env = { PATH: process.env.PATH ?? '', TMPDIR: temporary, HOME: temporary };
+    const child = execa(process.execPath, [DEMO], { env, extendEnv: false, reject: false, buffer: false, stderr: 'pipe' });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    // The reader takes the first lines, then closes the pipe, as `head` does.
+    child.stdout!.once('data', () => child.stdout!.destroy());
+    const result = await child;
+    expect({ exitCode: result.exitCode, stderr }).toEqual({ exitCode: 0, stderr: '' });
+    expect(readdirSync(temporary).filter((name) => name.startsWith('taxprep-demo-'))).toEqual([]);
+  });
 });
