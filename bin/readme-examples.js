@@ -35,9 +35,12 @@ function capture(session, args, stderrOnly) {
 
 const session = await openMockSession({ columns: COLUMNS });
 try {
-  const profile = session.taxprep(['profiles', 'add', 'readme', '--api-key-stdin', '--base-url', session.started.base_url], ['pipe', 'ignore', 'inherit']);
+  const profile = session.taxprep(['profiles', 'add', 'readme', '--api-key-stdin', '--base-url', session.started.base_url], ['pipe', 'ignore', 'pipe']);
   profile.stdin.end(`${session.key.key}\n`);
-  await new Promise((resolve) => profile.once('close', resolve));
+  let refused = '';
+  profile.stderr.on('data', (chunk) => (refused += chunk));
+  const [code] = await new Promise((resolve) => profile.once('close', (...closed) => resolve(closed)));
+  if (code !== 0) throw new Error(`profiles add exited with ${code}: ${refused}`);
 
   const readme = readFileSync(README, 'utf8');
   const blocks = new Map();
