@@ -73,7 +73,7 @@ type Width = (text: string) => number;
 
 interface Fitted {
   shown: number[];
-  /** Per shown column: which of its forms, and its width. */
+  /** Per shown column: which of its forms (0: the cell as formatted). */
   levels: number[];
   widths: number[];
   fits: boolean;
