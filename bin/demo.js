@@ -1,49 +1,36 @@
 #!/usr/bin/env node
 // `npm run demo`: starts the built-in mock on a free port, points a temporary profile at it and runs
 // every command with its real output. It never touches the user's profiles or ledger: HOME and the
-// XDG directories point into a temporary directory that is removed at the end.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// XDG directories point into a temporary directory that is removed at the end, once every process
+// it started has exited (the CLI writes its compiled-code cache there as it exits).
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { openMockSession } from './mockSession.js';
 
-const TAXPREP = fileURLToPath(new URL('./taxprep.js', import.meta.url));
 const bold = process.stdout.isTTY && !process.env.NO_COLOR ? (text) => `\u001b[1m${text}\u001b[22m` : (text) => text;
 
-const home = mkdtempSync(join(tmpdir(), 'taxprep-demo-'));
-// The user's own TAXPREP_* settings must not steer the demo, nor its profile land in their config.
-const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAXPREP_')));
-Object.assign(env, { HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), BROWSER: 'none' });
+// In a pipe (`npm run demo | less`) the commands still print what a person sees at a terminal
+// (headers, readable dates, tables fitted to 80 columns), without colour, and their messages come
+// down the same pipe in order instead of landing on the screen behind the pager.
+const piped = !process.stdout.isTTY;
+const childOutput = piped ? ['inherit', 1] : ['inherit', 'inherit'];
+let session;
 
-let mock;
-
-function cleanUp() {
-  if (mock && mock.exitCode === null) mock.kill('SIGTERM');
-  rmSync(home, { recursive: true, force: true });
-}
-
-/** Starts `taxprep serve --mock --port 0 --json` and resolves with its start-up record. */
-function startMock() {
-  return new Promise((resolve, reject) => {
-    mock = spawn(process.execPath, [TAXPREP, 'serve', '--mock', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let buffered = '';
-    mock.stdout.on('data', (chunk) => {
-      buffered += chunk.toString('utf8');
-      const end = buffered.indexOf('\n');
-      if (end >= 0) resolve(JSON.parse(buffered.slice(0, end)));
-    });
-    mock.once('exit', (code) => reject(new Error(`the mock exited with code ${code} before it started`)));
-    mock.once('error', reject);
-  });
-}
+// A reader that goes away (`npm run demo | head`, or quitting `less` early) ends the demo quietly:
+// the rest is not run, and the mock and the temporary directory are cleaned up all the same.
+let readerGone = false;
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE') throw error;
+  readerGone = true;
+});
 
 /** Runs one command with the terminal as its output, after a `$ taxprep ...` line. */
 function step(args, { expectExit = 0, input } = {}) {
+  if (readerGone) return Promise.reject(new Error('the reader went away'));
   const shown = args.map((arg) => (/^[\w@./:=-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
   process.stdout.write(`\n${bold(`$ taxprep ${shown}`)}${input === undefined ? '' : bold('   # key on stdin')}\n`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TAXPREP, ...args], { env, stdio: [input === undefined ? 'ignore' : 'pipe', 'inherit', 'inherit'] });
+    const child = session.taxprep(args, [input === undefined ? 'ignore' : 'pipe', ...childOutput]);
     if (input !== undefined) child.stdin.end(input);
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -55,12 +42,9 @@ function step(args, { expectExit = 0, input } = {}) {
 }
 
 async function demo() {
-  const started = await startMock();
-  // The demo partner's everyday key: one that never expires and may do everything.
-  const [key] = [...started.keys]
-    .filter((candidate) => candidate.expires_at === null)
-    .sort((a, b) => b.permissions.length - a.permissions.length || a.partner_id - b.partner_id);
-  process.stdout.write(`${bold('taxprep demo')}: a mock service at ${started.base_url}, a temporary profile in ${home}\n`);
+  session = await openMockSession({ columns: piped ? 80 : undefined });
+  const { home, started, key } = session;
+  process.stdout.write(`${bold('taxprep demo')}: a mock service at ${started.base_url},\na temporary profile in ${home}\n`);
 
   const upload = join(home, 'w2-2025-demo.pdf');
   writeFileSync(upload, '%PDF-1.4\n% a small stand-in for a W-2\n');
@@ -84,19 +68,28 @@ async function demo() {
   await step(['deliverables', 'get', '5002']);
   await step(['deliverables', 'list', '--account', '1001', '--json']);
   await step(['accounts', 'get', '999999'], { expectExit: 4 });
-  process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
 }
 
+const cleanUp = async () => session?.close();
+
 process.once('SIGINT', () => {
-  cleanUp();
-  process.exit(130);
+  // The commands got the signal too (same process group); the exit code says the demo was cut short.
+  process.exitCode = 130;
+  void cleanUp().then(() => process.exit(130));
 });
 
+let failure;
 try {
   await demo();
 } catch (error) {
-  process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  failure = error;
+}
+await cleanUp();
+if (readerGone) {
+  process.exitCode = 0;
+} else if (failure === undefined) {
+  process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
+} else {
+  process.stderr.write(`demo failed: ${failure instanceof Error ? failure.message : String(failure)}\n`);
   process.exitCode = 1;
-} finally {
-  cleanUp();
 }

@@ -44,7 +44,7 @@ _taxprep() {
       "taxprep/whoami") COMPREPLY=($(compgen -W "--offline --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/doctor") COMPREPLY=($(compgen -W "--offline --save --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/api") COMPREPLY=($(compgen -W "-f --field --raw-field --input -q --query --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/serve") COMPREPLY=($(compgen -W "--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --simulate --openapi --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/serve") COMPREPLY=($(compgen -W "--mock --host --port --seed --data-dir --rate-limit --max-upload-size --latency --error-rate --drop-rate --simulate --quiet --openapi --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
     esac
     return
   fi

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { VERSION } from './api/version';
 import { addCommand, describeCommand, groupAction } from './commands/register';
 import { walk, type CommandSpec } from './commands/spec';
+import { formatHelp } from './help/layout';
 import { MAX_RETRIES_LIMIT, program as programSpec } from './commands/tree';
 import type { Dispatch } from './commands/types';
 import { createContext, type OwnedContext } from './context';
@@ -10,6 +11,7 @@ import { ApiError, CliError, EXIT, OutputError, UsageError } from './errors';
 import { outputFailure } from './output/write';
 import { createIO } from './io';
 import { jsonFieldsOf } from './output/json';
+import { wrapMessage } from './output/wrap';
 import { durationRule, parseDuration } from './lib/duration';
 
 type Env = Record<string, string | undefined>;
@@ -25,6 +27,8 @@ export interface MainOverrides {
 interface OutputSinks {
   writeOut(text: string): void;
   writeErr(text: string): void;
+  /** The terminal's width for help; undefined in a pipe (80). */
+  helpWidth?: number;
 }
 
 /** The program: its flags are read from the whole command line, `--json FIELDS` included. */
@@ -44,6 +48,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
     .helpCommand(false)
+    .configureHelp({ formatHelp })
     .exitOverride()
     .showSuggestionAfterError(true);
   describeCommand(root, programSpec)
@@ -55,7 +60,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
     });
   if (output !== undefined) {
     // Commander's own error line is replaced by main's report (which knows about --json).
-    root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined });
+    root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined, getOutHelpWidth: () => output.helpWidth ?? 80 });
   }
   for (const spec of only === undefined ? (programSpec.subcommands ?? []) : [only]) addCommand(root, spec, dispatch);
   return root;
@@ -169,6 +174,7 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     {
       writeOut: (text) => stdout.write(text),
       writeErr: (text) => stderr.write(text),
+      helpWidth: (overrides.io?.stdoutIsTTY ?? (stdout as { isTTY?: boolean }).isTTY === true) ? (overrides.io?.columns ?? terminalColumns(stdout)) : undefined,
     },
     branchOf(argv),
   );
@@ -195,13 +201,21 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
   const outputError = commandError instanceof OutputError ? commandError : ((await outputFailure(stdout)) ?? (failedOutput && new OutputError(failedOutput)));
   // A command's own failure is reported as such; a failed output decides otherwise.
   const failure = outputError !== undefined && (endedWell(commandError) || commandError === outputError) ? outputError : commandError;
-  if (failure !== undefined) exitCode = reportError(failure, { write: (text) => stderr.write(text), json: json && !stderrIsTTY, verbose });
+  // Text is wrapped at word boundaries on a terminal, where it would otherwise wrap inside words; JSON never.
+  const jsonError = json && !stderrIsTTY;
+  const stderrShape = { stderrIsTTY, columns: overrides.io?.columns ?? terminalColumns(stderr) };
+  if (failure !== undefined) exitCode = reportError(failure, { write: (text) => stderr.write(jsonError ? text : wrapMessage(stderrShape, text)), json: jsonError, verbose });
   return exitCode;
 }
 
 /** Whether the command line ended well: commander ends help and `--version` by throwing. */
 function endedWell(error: unknown): boolean {
   return error === undefined || (error instanceof CommanderError && (error.code === 'commander.helpDisplayed' || error.code === 'commander.version'));
+}
+
+function terminalColumns(stream: unknown): number {
+  const columns = (stream as { columns?: number }).columns;
+  return columns !== undefined && columns > 0 ? columns : 80;
 }
 
 /** Writes the one report of a failure on stderr and returns its exit code. */

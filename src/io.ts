@@ -22,6 +22,19 @@ export function colorEnabled(isTTY: boolean, env: Env, colorFlag: boolean): bool
 
 const DEFAULT_COLUMNS = 80;
 
+/**
+ * `TAXPREP_FORCE_TTY` (GitHub CLI's `GH_FORCE_TTY`): stdout is printed as for a terminal (headers,
+ * readable dates, fitted tables) even in a pipe, `npm run demo | less` for one. A number is also
+ * the width in columns. It turns on neither colour (`FORCE_COLOR` does) nor prompts, and leaves
+ * stderr alone: progress stays off in a log.
+ */
+export function forcedTerminal(env: Env): { columns: number | undefined } | undefined {
+  const value = env.TAXPREP_FORCE_TTY;
+  if (value === undefined || value === '') return undefined;
+  const columns = /^\d{1,4}$/.test(value.trim()) ? Number(value.trim()) : undefined;
+  return { columns: columns !== undefined && columns >= 20 ? columns : undefined };
+}
+
 /** The streams with what is known about them; `process`'s by default. */
 export function createIO(options: {
   env: Env;
@@ -34,9 +47,10 @@ export function createIO(options: {
   const stderr = options.stderr ?? process.stderr;
   const stdin = options.stdin ?? process.stdin;
   const isTTY = (stream: unknown) => (stream as MaybeTTY).isTTY === true;
-  const stdoutIsTTY = isTTY(stdout);
+  const forced = forcedTerminal(options.env);
+  const stdoutIsTTY = isTTY(stdout) || forced !== undefined;
   const stderrIsTTY = isTTY(stderr);
-  const columns = (stdout as MaybeTTY).columns ?? (stderr as MaybeTTY).columns;
+  const columns = forced?.columns ?? (stdout as MaybeTTY).columns ?? (stderr as MaybeTTY).columns;
   return {
     stdout,
     stderr,
@@ -44,7 +58,7 @@ export function createIO(options: {
     stdoutIsTTY,
     stderrIsTTY,
     stdinIsTTY: isTTY(stdin),
-    stdoutColor: colorEnabled(stdoutIsTTY, options.env, options.color),
+    stdoutColor: colorEnabled(isTTY(stdout), options.env, options.color),
     stderrColor: colorEnabled(stderrIsTTY, options.env, options.color),
     columns: stdoutIsTTY && columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS,
   };

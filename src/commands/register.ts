@@ -1,6 +1,7 @@
 import { Argument, Option, type Command } from 'commander';
 import { UsageError } from '../errors';
 import { jsonFieldsOf } from '../output/json';
+import { declareHelp } from '../help/layout';
 import { attributeOf, flagHelp, type CommandSpec, type FlagSpec } from './spec';
 import type { Dispatch } from './types';
 
@@ -11,15 +12,7 @@ function optionOf(flag: FlagSpec): Option {
   return flag.repeatable ? option.argParser(collect) : option;
 }
 
-/** "Examples:" and the notes, after commander's own help. */
-function helpAfter(spec: CommandSpec): string | undefined {
-  const examples = spec.examples?.length ? `\nExamples:\n${spec.examples.map((line) => `  $ ${line}`).join('\n')}\n` : '';
-  const jsonFields = spec.jsonFields ? `\nJSON fields (--json FIELD,...):\n  ${spec.jsonFields.join(', ')}\n` : '';
-  const text = `${examples}${jsonFields}${spec.notes === undefined ? '' : `\n${spec.notes}\n`}`;
-  return text === '' ? undefined : text;
-}
-
-/** Description, arguments, flags and help text of `spec` on an existing commander command. */
+/** Description, arguments and flags of `spec` on an existing commander command; its help comes from `spec` (src/help/layout.ts). */
 export function describeCommand(command: Command, spec: CommandSpec): Command {
   command.description(spec.description);
   for (const argument of spec.arguments ?? []) {
@@ -27,8 +20,7 @@ export function describeCommand(command: Command, spec: CommandSpec): Command {
     command.addArgument(argument.values ? declared.choices(argument.values) : declared);
   }
   for (const flag of spec.flags ?? []) command.addOption(optionOf(flag));
-  const after = helpAfter(spec);
-  if (after !== undefined) command.addHelpText('after', after);
+  declareHelp(command, spec);
   return command;
 }
 

@@ -25,6 +25,8 @@ export interface FlagSpec {
   /** The flag may be given more than once; its values arrive as an array. */
   repeatable?: boolean;
   complete?: Completion;
+  /** The command cannot run without it: shown in the usage line and marked `(required)`. */
+  required?: boolean;
 }
 
 export interface ArgumentSpec {
@@ -55,6 +57,11 @@ export interface CommandSpec {
   subcommands?: readonly CommandSpec[];
   /** Left out of help, completions and the README (internal helpers such as `__complete`). */
   hidden?: boolean;
+  /**
+   * `core`: a top-level command listed with its description under CORE COMMANDS in `taxprep
+   * --help` (the service's nouns). Others are listed by name under ADDITIONAL COMMANDS.
+   */
+  group?: 'core';
 }
 
 /** `a, b or c`. */
@@ -69,6 +76,7 @@ export function flagHelp(flag: FlagSpec): string {
   if (flag.range) text += `, ${flag.range.min}-${flag.range.max}`;
   if (flag.maxCharacters !== undefined) text += ` (at most ${flag.maxCharacters} characters)`;
   if (flag.repeatable) text += ' (repeatable)';
+  if (flag.required) text += ' (required)';
   if (flag.default !== undefined) text += ` (default ${flag.default})`;
   return text;
 }

@@ -32,17 +32,11 @@ export const program: CommandSpec = {
     { flag: '--verbose', help: 'trace each request and response on stderr (the key redacted)' },
     { flag: '--no-color', help: 'no colour (also NO_COLOR=1 or TERM=dumb)' },
   ],
+  // The top-level help fits a 24-row screen: three examples, the last leading to the rest.
   examples: [
-    'taxprep profiles add acme                     # stores a key read from a hidden prompt',
     'taxprep accounts get 1001',
-    "taxprep deliverables list --status completed --json | jq '.deliverables[].id'",
     'taxprep docs list 1001 --json id,filename',
-    "taxprep docs list 1001 --jq '.documents[].filename'",
-    'taxprep serve --mock                          # a local copy of the service to try things on',
+    'taxprep help docs upload   # any command; topics: environment, exit-codes',
   ],
-  notes: `Help topics:
-  taxprep help environment    environment variables and the order settings are taken in
-  taxprep help exit-codes     what each exit code means, for scripts and cron
-  taxprep help <command>      help for one command`,
   subcommands: [health, accounts, loginLink, docs, projects, deliverables, profiles, whoami, doctor, api, serve, completion, complete, help, version],
 };

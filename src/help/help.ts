@@ -14,5 +14,6 @@ export async function run(ctx: Context, options: HelpOptions): Promise<void> {
   // The tree is built afresh (its actions never run) to print on this context's streams.
   const { buildProgram } = await import('../cli');
   const write = (text: string) => void ctx.io.stdout.write(text);
-  showHelp(buildProgram(async () => undefined, { writeOut: write, writeErr: write }), options.words);
+  const helpWidth = ctx.io.stdoutIsTTY ? ctx.io.columns : undefined;
+  showHelp(buildProgram(async () => undefined, { writeOut: write, writeErr: write, helpWidth }), options.words);
 }

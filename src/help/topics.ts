@@ -17,15 +17,50 @@ export function showHelp(program: Command, words: string[]): void {
     return;
   }
   let command = program;
-  for (const word of words) {
-    const next = command.commands.find((candidate) => candidate.name() === word || candidate.aliases().includes(word));
+  for (const [index, word] of words.entries()) {
+    const listed = command.commands.filter((candidate) => !isHidden(candidate));
+    const next = listed.find((candidate) => candidate.name() === word || candidate.aliases().includes(word));
     if (next === undefined) {
-      const known = [...Object.keys(HELP_TOPICS), ...program.commands.map((candidate) => candidate.name())];
-      throw new UsageError(`no help topic or command "${words.join(' ')}"`, { hint: `Topics and commands: ${known.join(', ')}` });
+      const known = [...(index === 0 ? Object.keys(HELP_TOPICS) : []), ...listed.map((candidate) => candidate.name())];
+      const close = closestWord(word, known);
+      const hint = close === undefined ? `Topics and commands: ${known.join(', ')}` : `Did you mean "taxprep help ${[...words.slice(0, index), close].join(' ')}"?`;
+      throw new UsageError(`no help topic or command "${words.join(' ')}"`, { hint });
     }
     command = next;
   }
   command.outputHelp();
+}
+
+/** Hidden commands (`__complete`) are never listed nor suggested. Commander keeps the mark private. */
+function isHidden(command: Command): boolean {
+  return (command as unknown as { _hidden?: boolean })._hidden === true;
+}
+
+/**
+ * The known word a typo most likely meant, as commander suggests for commands: the fewest edits
+ * (insert, delete, replace, swap two neighbours), at most a third of the word and no more than 3.
+ */
+export function closestWord(word: string, known: readonly string[]): string | undefined {
+  const limit = Math.min(3, Math.max(1, Math.floor(word.length / 3)));
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance <= limit && (best === undefined || distance < best.distance)) best = { candidate, distance };
+  }
+  return best?.candidate;
+}
+
+/** Optimal string alignment distance: Levenshtein with transpositions of adjacent letters. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (__, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
 }
 
 function table(rows: Array<[string, string]>): string {
@@ -57,6 +92,7 @@ ${table([
   ['NO_COLOR', 'any non-empty value turns colour off'],
   ['FORCE_COLOR', 'turns colour on even in a pipe (except FORCE_COLOR=0)'],
   ['TERM=dumb', 'turns colour off'],
+  ['TAXPREP_FORCE_TTY', 'print as for a terminal (headers, readable dates) in a pipe too; a number also sets the width'],
   ['BROWSER=none', 'print links instead of opening a browser (deliverables get --open)'],
 ])}
 `;

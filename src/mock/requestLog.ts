@@ -10,11 +10,12 @@ const REQUEST_LOG_CAPACITY = 1000;
  * Recording is on every request's path, so it only stores what it is given; formatting the time
  * and redacting the key wait until someone reads the log.
  */
-export function createRequestLog(capacity = REQUEST_LOG_CAPACITY): RequestLog {
+export function createRequestLog(capacity = REQUEST_LOG_CAPACITY, onRecord?: (request: RecordedRequest) => void): RequestLog {
   let recorded: RecordedRequest[] = [];
   return {
     record(request) {
       recorded.push(request);
+      onRecord?.(request);
       // Trimmed in batches so that recording stays cheap under load.
       if (recorded.length >= capacity * 2) recorded = recorded.slice(-capacity);
     },
@@ -46,7 +47,8 @@ export function logAnswer(deps: MockDeps, request: FastifyRequest, reply: Fastif
   });
 }
 
-function entryOf(request: RecordedRequest): RequestLogEntry {
+/** A recorded request as `/_mock/requests` shows it: the time as ISO 8601, the key redacted. */
+export function entryOf(request: RecordedRequest): RequestLogEntry {
   const { atMs, authorization, ...rest } = request;
   return { at: new Date(atMs).toISOString(), ...rest, api_key: loggedApiKey(authorization) };
 }

@@ -6,7 +6,7 @@ import { registerAppRoutes } from './appRoutes';
 import { createClock } from './clock';
 import { sha256Hex } from './crypto';
 import { registerControls } from './controls';
-import { BlobTooLargeError, type FaultSettings, type MockDeps, type MockSettings, type RateLimitWindow } from './deps';
+import { BlobTooLargeError, type FaultSettings, type MockDeps, type MockSettings, type RateLimitWindow, type RecordedRequest } from './deps';
 import { MockError } from './errors';
 import type { RandomSource } from './faults';
 import { resolveTimestamp, type Fixture } from './fixture';
@@ -23,6 +23,7 @@ import { openStore } from './store';
 
 // What `taxprep serve` needs of the mock, from this one module: the build makes it a bundle of its own.
 export { DataDirError } from './store';
+export { entryOf } from './requestLog';
 export { FixtureError, loadFixtureFile } from './fixture';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -86,6 +87,8 @@ export interface MockServerOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** Play the preparer's side with this seed (`serve --mock --simulate`); off when absent. */
   simulationSeed?: number;
+  /** Each contract request as it is logged (`serve`'s terminal); called on the hot path, so it must be cheap. */
+  onRequest?: (request: RecordedRequest) => void;
 }
 
 /** A key as `serve` prints it at start-up: the only moment the plain key is shown. */
@@ -117,7 +120,7 @@ export async function createMockServer(options: MockServerOptions = {}): Promise
     uploadMaxBytes: options.uploadMaxBytes ?? DEFAULT_UPLOAD_MAX_BYTES,
     faults: { ...NO_FAULTS, ...options.faults },
   };
-  const deps: MockDeps = { store, clock: createClock(store), settings, requestLog: createRequestLog() };
+  const deps: MockDeps = { store, clock: createClock(store), settings, requestLog: createRequestLog(undefined, options.onRequest) };
   let app: FastifyInstance | undefined;
   try {
     app = await buildMockApp(deps, {

@@ -42,3 +42,14 @@ export function formatTimestamp(value: unknown, options: { readable: boolean; no
   const time = `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}`;
   return `${day} ${time} UTC (${relativeTime(date, options.now)})`;
 }
+
+const READABLE = /^(\d{4}-\d\d-\d\d) \d\d:\d\d UTC \(([^)]*)\)$/;
+
+/**
+ * The shorter forms of a readable timestamp, for a narrow table: `2026-11-23 (in 6 days)`, then
+ * `2026-11-23`. None for anything else (a value as it came, `-`). `--json` keeps the full value.
+ */
+export function shorterTimestamps(readable: string): string[] {
+  const match = READABLE.exec(readable);
+  return match === null ? [] : [`${match[1]} (${match[2]})`, match[1]!];
+}

@@ -5,10 +5,12 @@ import { createFormat, type Format } from './format';
 import { JsonListWriter, formatJson, formatNdjsonLine, pickFields, pickItemFields, type ListWriter } from './json';
 import { renderTable, type Column } from './table';
 import { writeText } from './write';
+import { wrapMessage, wrapText } from './wrap';
 
 export type { CardSection } from './card';
 export type { Format } from './format';
-export { freeText, type Column } from './table';
+export { wrapMessage, wrapText } from './wrap';
+export { dateColumn, fileName, freeText, label, progressColumn, type Column } from './table';
 
 /**
  * Everything a command prints goes through here: data to stdout (JSON as the service sent it,
@@ -52,10 +54,13 @@ export function createOutput(ctx: Pick<Context, 'io' | 'clock'> & Partial<Pick<C
       const heading = title !== undefined && io.stdoutIsTTY ? `\n${colors.bold(title)}\n` : '';
       await writeText(io.stdout, heading + (await renderTable(head, rows, { tty: io.stdoutIsTTY, colors, columns: io.columns })));
     },
-    card: (sections) => writeText(io.stdout, renderCard(sections, colors)),
+    card: (sections) => {
+      const card = renderCard(sections, colors);
+      return writeText(io.stdout, io.stdoutIsTTY ? wrapText(card, io.columns) : card);
+    },
     // A message for the person is not the command's output: a stderr that cannot be written
     // (2>/dev/full) loses it, and the command goes on; stdout's failures end the run (src/cli.ts).
-    note: (message) => writeText(io.stderr, `${message}\n`).catch(() => undefined),
+    note: (message) => writeText(io.stderr, `${wrapMessage(io, message)}\n`).catch(() => undefined),
   };
   return output;
 }

@@ -15,6 +15,12 @@ export function progressBar(percent: number, width = 10): string {
   return `${FILLED.repeat(filled)}${EMPTY.repeat(width - filled)} ${String(clamped).padStart(3)}%`;
 }
 
+/** The percentage of a progress bar alone (`45%`), for a narrow table; none for anything else. */
+export function shorterProgress(bar: string): string[] {
+  const match = new RegExp(`^[${FILLED}${EMPTY}]+ ( *\\d+%)$`).exec(bar);
+  return match === null ? [] : [match[1]!];
+}
+
 /** A human-sized byte count: `512 B`, `1.5 KB`, `2.0 MB` (powers of 1024). */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes) || bytes < 1024) return `${Math.max(0, Math.round(bytes || 0))} B`;

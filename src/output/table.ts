@@ -1,68 +1,188 @@
 import type { Palette } from './colors';
+import { shorterTimestamps } from './dates';
+import { shorterProgress } from './progress';
+import { wrapText } from './wrap';
 
-/** Free text (names, titles, descriptions): on a narrow terminal, the columns that give way. */
-export interface FreeTextColumn {
+/**
+ * How a column gives way on a narrow terminal. A plain title (`'ID'`) is a column that is never
+ * cut: ids, statuses, numbers, percentages, and what another command adds unless it says otherwise.
+ */
+export interface ColumnSpec {
   title: string;
-  freeText: true;
+  /**
+   * `text`: free text, cut at its end (`A very long descri…`). `filename`: cut in the middle, so that
+   * both ends stay (`1099…2024.pdf`): names often differ only at one end. `label`: a value from a
+   * list (a type, a purpose), cut only when free text is at its minimum. Absent: never cut.
+   */
+  cut?: 'text' | 'filename' | 'label';
+  /** Shorter forms of a cell, longest first: a date without its time, a progress without its bar. */
+  shorter?: (cell: string) => string[];
+  /** The width free text or a label is not cut below (or its title, if wider). */
+  min?: number;
+  /**
+   * Left out when the table cannot fit otherwise, lowest first; said under the table. Only for
+   * columns the rest of the row can be read without (`--json` has every field).
+   */
+  drop?: number;
 }
 
-/** A column's title, or a free-text column. */
-export type Column = string | FreeTextColumn;
+export type Column = string | ColumnSpec;
 
-export function freeText(title: string): FreeTextColumn {
-  return { title, freeText: true };
+/** Free text (names, titles, descriptions): the first columns cut, after dates. */
+export function freeText(title: string, options: Pick<ColumnSpec, 'min' | 'drop'> = {}): ColumnSpec {
+  return { title, cut: 'text', ...options };
+}
+
+/** A file name: cut in the middle, keeping both ends. */
+export function fileName(title: string, options: Pick<ColumnSpec, 'min' | 'drop'> = {}): ColumnSpec {
+  return { title, cut: 'filename', ...options };
+}
+
+/** A value from a list (type, purpose): cut only after free text, and never below its minimum. */
+export function label(title: string, options: Pick<ColumnSpec, 'drop'> = {}): ColumnSpec {
+  return { title, cut: 'label', ...options };
+}
+
+/** Timestamps: `2026-11-23 10:15 UTC (in 6 days)`, then `2026-11-23 (in 6 days)`, then `2026-11-23`. */
+export function dateColumn(title: string, options: Pick<ColumnSpec, 'drop'> = {}): ColumnSpec {
+  return { title, shorter: shorterTimestamps, ...options };
+}
+
+/** Progress: the bar and the percentage, then the percentage alone. */
+export function progressColumn(title: string): ColumnSpec {
+  return { title, shorter: shorterProgress };
 }
 
 export interface TableLayout {
   /** A terminal: an aligned table with a header. Otherwise tab-separated rows without a header. */
   tty: boolean;
   colors: Palette;
-  /** The terminal's width: a table wider than this shortens its free-text columns. */
+  /** The terminal's width: the table is fitted to it. */
   columns: number;
 }
 
 /** Spaces between columns. */
 const GAP = 2;
-/** A free-text column is not shortened below this (or its title, if wider): a few words stay readable. */
-const MIN_FREE_TEXT_WIDTH = 12;
+/** Free text and labels are not cut below this (or their title, if wider): a few words stay readable. */
+const MIN_CUT_WIDTH = 12;
 const ELLIPSIS = '…';
 /** Colour and style escapes, the only ones a sanitised cell can hold. */
 const SGR = /\u001b\[[0-9;]*m/g;
-const SGR_TEST = /\u001b\[[0-9;]*m/;
+
+type Width = (text: string) => number;
+
+interface Fitted {
+  shown: number[];
+  /** Per shown column: which of its forms (0: the cell as formatted). */
+  levels: number[];
+  widths: number[];
+  fits: boolean;
+}
 
 /**
- * Rows of already formatted cells. On a terminal an aligned, borderless table that fits the
- * terminal's width: while it is too wide, the widest free-text column is shortened, down to a
- * readable minimum; only when that is not enough are other columns shortened too, widest first,
- * down to their titles: plain values (types, dates) before coloured ones (statuses), so that no
- * row wraps. Widths are display widths
- * (East Asian wide characters count two columns, combining marks none, emoji clusters two) and text
- * is cut between grapheme clusters. Off a terminal one tab-separated line per row, no header and
- * nothing shortened, stable for `cut` and `awk` (the GitHub CLI's convention). Cells are sanitised
- * by the formatter, so they hold no tabs or line breaks. A coloured cell is shortened only on a
- * terminal too narrow for its column's title and the others' minimums.
+ * Rows of already formatted cells. On a terminal an aligned, borderless table fitted to the
+ * terminal's width by what each column means: first dates (and progress bars) take their shorter
+ * forms, then free text is cut down to a readable minimum, then labels; if that is not enough,
+ * columns marked `drop` are left out (and named under the table). Ids, statuses, numbers and
+ * percentages are never cut. Widths are display widths (East Asian wide characters count two
+ * columns, combining marks none, emoji clusters two) and text is cut between grapheme clusters.
+ * Off a terminal one tab-separated line per row, no header and nothing shortened, stable for `cut`
+ * and `awk` (the GitHub CLI's convention). Cells are sanitised by the formatter, so they hold no
+ * tabs or line breaks.
  */
 export async function renderTable(head: Column[], rows: string[][], layout: TableLayout): Promise<string> {
   if (!layout.tty) return rows.map((row) => `${row.join('\t')}\n`).join('');
   // Loaded only when a table is drawn on a terminal.
   const { default: stringWidth } = await import('string-width');
-  const titles = head.map((column) => (typeof column === 'string' ? column : column.title).toUpperCase());
-  const natural = titles.map((title, index) => Math.max(stringWidth(title), ...rows.map((row) => stringWidth(row[index] ?? ''))));
-  const available = layout.columns - GAP * (head.length - 1);
-  const titleWidths = titles.map((title) => stringWidth(title));
-  const freeTextMinimums = head.map((column, index) =>
-    typeof column === 'string' ? natural[index]! : Math.min(natural[index]!, Math.max(MIN_FREE_TEXT_WIDTH, titleWidths[index]!)),
+  const columns = head.map((column) => (typeof column === 'string' ? { title: column } : column));
+  const titles = columns.map((column) => column.title.toUpperCase());
+  // forms[column][row][level]
+  const forms = columns.map((column, index) =>
+    rows.map((row) => {
+      const cell = row[index] ?? '';
+      return column.shorter === undefined ? [cell] : [cell, ...column.shorter(cell)];
+    }),
   );
-  // Free text gives way first, then columns of plain values (types, dates, sizes), and coloured
-  // ones (statuses, whose colour is half their meaning) last, each down to its title.
-  const coloured = head.map((_, index) => rows.some((row) => SGR_TEST.test(row[index] ?? '')));
-  const plainMinimums = titleWidths.map((width, index) => (coloured[index] ? natural[index]! : width));
-  const widths = [freeTextMinimums, plainMinimums, titleWidths].reduce((fitted, minimums) => fitWidths(fitted, minimums, available), natural);
-  const pad = (text: string, index: number) => text + ' '.repeat(Math.max(0, widths[index]! - stringWidth(text)));
+  const levelCount = forms.map((cells) => Math.max(1, ...cells.map((cellForms) => cellForms.length)));
+  const formAt = (column: number, row: number, level: number) => {
+    const cellForms = forms[column]![row]!;
+    return cellForms[Math.min(level, cellForms.length - 1)]!;
+  };
+  const levelWidths = columns.map((_, column) =>
+    Array.from({ length: levelCount[column]! }, (__, level) =>
+      Math.max(stringWidth(titles[column]!), ...rows.map((___, row) => stringWidth(formAt(column, row, level)))),
+    ),
+  );
+  const dropOrder = columns
+    .map((column, index) => ({ drop: column.drop, index }))
+    .filter((entry): entry is { drop: number; index: number } => entry.drop !== undefined)
+    .sort((a, b) => a.drop - b.drop || b.index - a.index)
+    .map((entry) => entry.index);
+
+  // Each way of giving way is tried with no column left out, then one more at a time: a column is
+  // left out before a label is cut, and before free text goes below its own minimum.
+  let fitted: Fitted | undefined;
+  for (let stage = 0; stage < STAGES && !fitted?.fits; stage += 1) {
+    for (let dropped = 0; dropped <= dropOrder.length && !fitted?.fits; dropped += 1) {
+      const left = new Set(dropOrder.slice(0, dropped));
+      const shown = columns.map((_, index) => index).filter((index) => !left.has(index));
+      fitted = fitColumns(shown, columns, levelWidths, titles.map((title) => stringWidth(title)), layout.columns, stage);
+    }
+  }
+  const { shown, levels, widths } = fitted!;
+
+  const pad = (text: string, at: number) => text + ' '.repeat(Math.max(0, widths[at]! - stringWidth(text)));
   const line = (cells: string[]) => cells.join(' '.repeat(GAP)).trimEnd();
-  const header = line(titles.map((title, index) => pad(layout.colors.bold(title), index)));
-  const body = rows.map((row) => line(row.map((cell, index) => pad(truncate(cell, widths[index]!, stringWidth), index))));
-  return `${[header, ...body].join('\n')}\n`;
+  const header = line(shown.map((column, at) => pad(layout.colors.bold(titles[column]!), at)));
+  const body = rows.map((_, row) =>
+    line(
+      shown.map((column, at) => {
+        const cell = formAt(column, row, levels[at]!);
+        const cut = columns[column]!.cut === 'filename' ? truncateMiddle : truncate;
+        return pad(cut(cell, widths[at]!, stringWidth), at);
+      }),
+    ),
+  );
+  const left = titles.filter((_, index) => !shown.includes(index));
+  const footer = left.length === 0 ? [] : [layout.colors.dim(wrapText(`(${left.join(', ')} not shown at ${layout.columns} columns; --json has every field)`, layout.columns))];
+  return `${[header, ...body, ...footer].join('\n')}\n`;
+}
+
+/** Widths for the `shown` columns within `width`, giving way in the order `renderTable` describes. */
+/** 0: dates, then free text down to its minimum; 1: labels too; 2: free text below its own minimum. */
+const STAGES = 3;
+
+function fitColumns(shown: number[], columns: ColumnSpec[], levelWidths: number[][], titleWidths: number[], width: number, stage: number): Fitted {
+  const available = width - GAP * (shown.length - 1);
+  const levels = shown.map(() => 0);
+  let widths = shown.map((column) => levelWidths[column]![0]!);
+  const total = () => widths.reduce((sum, each) => sum + each, 0);
+  // Shorter forms first, the widest column a step at a time.
+  while (total() > available) {
+    const candidates = shown.map((column, at) => ({ at, column })).filter(({ column, at }) => levels[at]! < levelWidths[column]!.length - 1);
+    if (candidates.length === 0) break;
+    candidates.sort((a, b) => widths[b.at]! - widths[a.at]!);
+    const { at, column } = candidates[0]!;
+    levels[at] = levels[at]! + 1;
+    widths[at] = levelWidths[column]![levels[at]!]!;
+  }
+  const minimum = (column: number, at: number, cuts: boolean, ownMinimum: boolean) => {
+    const spec = columns[column]!;
+    if (!cuts) return widths[at]!;
+    return Math.min(widths[at]!, Math.max(ownMinimum ? (spec.min ?? MIN_CUT_WIDTH) : MIN_CUT_WIDTH, titleWidths[column]!));
+  };
+  const isText = (column: number) => columns[column]!.cut === 'text' || columns[column]!.cut === 'filename';
+  const phases: Array<(column: number) => [cuts: boolean, ownMinimum: boolean]> = [
+    // Free text of a column that may be left out (the least needed) first, then all free text.
+    (column) => [isText(column) && columns[column]!.drop !== undefined, true],
+    (column) => [isText(column), true],
+  ];
+  if (stage >= 1) phases.push((column) => [isText(column) || columns[column]!.cut === 'label', true]);
+  if (stage >= 2) phases.push((column) => [isText(column) || columns[column]!.cut === 'label', false]);
+  for (const phase of phases) {
+    widths = fitWidths(widths, shown.map((column, at) => minimum(column, at, ...phase(column))), available);
+  }
+  return { shown, levels, widths, fits: total() <= available };
 }
 
 /**
@@ -85,19 +205,45 @@ export function fitWidths(natural: number[], minimums: number[], available: numb
   return widths;
 }
 
+/** The grapheme clusters of `text` without colour, with their widths. */
+function clusters(text: string, width: Width): Array<{ segment: string; width: number }> {
+  return [...new Intl.Segmenter().segment(text.replace(SGR, ''))].map(({ segment }) => ({ segment, width: width(segment) }));
+}
+
+/** The leading clusters that fit in `maxWidth`. */
+function takeWidth(parts: Array<{ segment: string; width: number }>, maxWidth: number): string {
+  let kept = '';
+  let keptWidth = 0;
+  for (const part of parts) {
+    if (keptWidth + part.width > maxWidth) break;
+    kept += part.segment;
+    keptWidth += part.width;
+  }
+  return kept;
+}
+
 /**
  * Shortens text to `maxWidth` display columns, cut between grapheme clusters: `A very long descri…`.
  * A shortened cell loses its colour: cutting through an escape sequence would garble the row.
  */
-export function truncate(text: string, maxWidth: number, width: (text: string) => number): string {
+export function truncate(text: string, maxWidth: number, width: Width): string {
   if (width(text) <= maxWidth) return text;
-  let kept = '';
-  let keptWidth = 0;
-  for (const { segment } of new Intl.Segmenter().segment(text.replace(SGR, ''))) {
-    const segmentWidth = width(segment);
-    if (keptWidth + segmentWidth > maxWidth - 1) break;
-    kept += segment;
-    keptWidth += segmentWidth;
+  return `${takeWidth(clusters(text, width), maxWidth - 1)}${ELLIPSIS}`;
+}
+
+/**
+ * Shortens text in its middle, keeping both ends (`1099…2024.pdf`): more of the end, which holds
+ * the year and the extension of a file name.
+ */
+export function truncateMiddle(text: string, maxWidth: number, width: Width): string {
+  if (width(text) <= maxWidth) return text;
+  const parts = clusters(text, width);
+  const room = Math.max(0, maxWidth - 1);
+  let tail = '';
+  let tailWidth = 0;
+  for (let index = parts.length - 1; index >= 0 && tailWidth + parts[index]!.width <= Math.ceil(room * 0.7); index -= 1) {
+    tail = parts[index]!.segment + tail;
+    tailWidth += parts[index]!.width;
   }
-  return `${kept}${ELLIPSIS}`;
+  return `${takeWidth(parts, room - tailWidth)}${ELLIPSIS}${tail}`;
 }

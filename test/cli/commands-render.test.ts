@@ -177,12 +177,12 @@ describe('docs list', () => {
     expect(t.stderr()).toBe('');
   });
 
-  it('prints a table with a header, text shortened to the terminal and readable dates on a terminal', async () => {
+  it('prints a table with a header, dates shortened before text to fit the terminal', async () => {
     const t = setUp({ call: { listDocuments: page } }, { tty: true, env: { NO_COLOR: '1' } });
     await listDocuments.run(t.ctx, { accountId: 1001, query: {}, all: false, ndjson: false });
     const lines = t.stdout().trimEnd().split('\n');
     expect(lines[0]).toMatch(/^ID {4}FILENAME {5}TAX YEAR {2}DESCRIPTION +UPLOADED$/);
-    expect(lines[1]).toContain('2026-11-16 09:00 UTC (1 day ago)');
+    expect(lines[1]).toMatch(/ 2026-11-16$/);
     expect(lines[2]).toMatch(/ a{12,}… {2}/);
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(t.ctx.io.columns);
   });

@@ -118,7 +118,8 @@ describe('login-link flags refused locally', () => {
   it('the help of renew and ledger lists their own flags, not those of login-link', () => {
     const loginLink = buildProgram(async () => undefined).commands.find((command) => command.name() === 'login-link')!;
     const helpOf = (name: string) => loginLink.commands.find((command) => command.name() === name)!.helpInformation();
-    const flagsIn = (text: string) => [...text.matchAll(/^ {2}(--[\w-]+)/gm)].map((match) => match[1]);
+    // The command's own FLAGS section; the program's flags follow under INHERITED FLAGS.
+    const flagsIn = (text: string) => [...(/^FLAGS\n([\s\S]*?)\n\n/m.exec(text)?.[1] ?? '').matchAll(/^ {2}(--[\w-]+)/gm)].map((match) => match[1]);
     expect(flagsIn(helpOf('ledger'))).toEqual(['--ledger']);
     expect(flagsIn(helpOf('renew'))).toEqual(expect.arrayContaining(['--from', '--within', '--dry-run', '--purpose', '--expiry-hours']));
     expect(flagsIn(helpOf('renew'))).not.toContain('--user-email');

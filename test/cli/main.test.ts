@@ -50,8 +50,8 @@ describe('version and help', () => {
   it('help <command> shows that command, examples included', async () => {
     const result = await run(['help', 'profiles', 'add']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('Usage: taxprep profiles add [options] <name>');
-    expect(result.stdout).toContain('Examples:');
+    expect(result.stdout).toContain('USAGE\n  taxprep profiles add <name> [flags]\n');
+    expect(result.stdout).toContain('\nEXAMPLES\n');
   });
 
   it('help for an unknown topic is a usage error', async () => {
@@ -63,7 +63,7 @@ describe('version and help', () => {
   it.each([[[]], [['projects']], [['help']], [['help', 'projects']]])('taxprep %j prints its help on stdout and exits 0 (help on request)', async (argv) => {
     const result = await run(argv);
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(result.stdout).toMatch(/^Usage: taxprep/);
+    expect(result.stdout).toMatch(/^USAGE\n {2}taxprep /m);
   });
 
   it.each([[['-v']], [['-V']], [['version']]])('taxprep %j prints the version', async (argv) => {
@@ -85,7 +85,7 @@ describe('version and help', () => {
   it('help asked after a command, and suggestions within its branch, see the whole branch', async () => {
     const help = await run(['accounts', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^ {2}get <account-id> +Show an account$/m);
+    expect(help.stdout).toMatch(/^ {2}get: +Show an account$/m);
     const misspelt = await run(['accounts', 'gett', '1001']);
     expect(misspelt.code).toBe(EXIT.USAGE);
     expect(misspelt.stderr).toBe("error: unknown command 'gett'\n(Did you mean get?)\nRun with --help for usage and examples.\n");
@@ -103,8 +103,8 @@ describe('at a terminal (the built taxprep under a pseudo-terminal)', () => {
   it('a noun alone shows its help, exit 0; a subcommand refuses its parent\'s flags, exit 2', async () => {
     const help = await runCli(['projects'], { tty: true });
     expect(help.exitCode).toBe(0);
-    expect(help.stdout).toMatch(/^Usage: taxprep projects \[options\] \[command\]\n/);
-    expect(help.stdout).toMatch(/^ {2}list \[options\] <account-id> +List an account's projects/m);
+    expect(help.stdout).toMatch(/^USAGE\n {2}taxprep projects <command> \[flags\]\n/m);
+    expect(help.stdout).toMatch(/^ {2}list: +List an account's projects/m);
     const ledger = await runCli(['login-link', 'ledger', '--purpose', 'bogus', '--from', 'x.csv'], { tty: true });
     expect(ledger.exitCode).toBe(EXIT.USAGE);
     expect(ledger.stdout).toMatch(/^error: unknown option '--(purpose|from)'\nRun with --help for usage and examples\.\n$/);

@@ -9,7 +9,7 @@ import { JsonListWriter, formatJson, formatNdjsonLine } from '../../src/output/j
 import { listMode } from '../../src/output/listing';
 import { clampPercent, formatBytes, progressBar } from '../../src/output/progress';
 import { escapeJsonForTerminal, sanitizeDeep, sanitizeLine, sanitizeText } from '../../src/output/sanitize';
-import { fitWidths, freeText, renderTable, truncate } from '../../src/output/table';
+import { dateColumn, fitWidths, freeText, label, renderTable, truncate } from '../../src/output/table';
 
 const NOW = new Date('2026-11-17T10:15:00Z');
 const ESC = '\u001b';
@@ -207,10 +207,13 @@ describe('tables and cards', () => {
     expect(fitWidths([4, 54, 8, 75], [4, 12, 8, 12], 80 - 6)).toEqual([4, 31, 8, 31]);
   });
 
-  it('shortens plain columns before coloured ones (statuses), when free text is not enough', async () => {
+  it('shortens dates, then labels, and never a status', async () => {
     const rows = [['quarterly_estimate', '\u001b[33mwaiting_on_client\u001b[39m', '2026-12-07 16:43 UTC (in 14 days)']];
-    const text = await renderTable(['Type', 'Status', 'Due'], rows, { tty: true, colors: palette(false), columns: 50 });
-    expect(text.split('\n')[1]).toBe('quarterly_est…  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07 16:…');
+    const head = [label('Type'), 'Status', dateColumn('Due')];
+    const at = async (columns: number) => (await renderTable(head, rows, { tty: true, colors: palette(false), columns })).split('\n')[1];
+    expect(await at(65)).toBe('quarterly_estimate  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07 (in 14 days)');
+    expect(await at(50)).toBe('quarterly_estimate  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07');
+    expect(await at(45)).toBe('quarterly_est…  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07');
   });
 
   it('cuts nothing when the terminal is wide enough', async () => {

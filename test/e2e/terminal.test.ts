@@ -30,13 +30,13 @@ async function onTerminal(columns: number, args: string[]) {
 }
 
 describe('tables fit the terminal', () => {
-  it('at 80 columns no row is wider than the screen: the long title gives way first, then the widest other columns', async () => {
+  it('at 80 columns no row is wider than the screen: the date takes its short form first, then the title gives way', async () => {
     const { exitCode, lines } = await onTerminal(80, ['deliverables', 'list']);
     expect(exitCode).toBe(0);
     expect(lines[0]).toMatch(/^ID +PROJECT +ACCOUNT +TYPE +STATUS +TITLE +PREPARED$/);
     expect(Math.max(...lines.map((line) => stringWidth(line)))).toBeLessThanOrEqual(80);
     const row = lines.find((line) => line.startsWith('9001 '));
-    expect(row).toMatch(/ draft +2024 federa… +\d{4}-\d\d-\d\d/);
+    expect(row).toMatch(/^9001 +5002 +1001 +quarterly_estimate +draft +\S.*… +\d{4}-\d\d-\d\d$/);
   });
 
   it('at 160 columns a title longer than 40 characters is shown whole', async () => {

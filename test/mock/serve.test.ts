@@ -25,6 +25,7 @@ describe('serve flags', () => {
       faults: {},
       simulationSeed: undefined,
       openapi: false,
+      quiet: false,
     });
   });
 
@@ -158,17 +159,42 @@ describe('taxprep serve --mock (the real process)', () => {
     }
   });
 
-  it('prints the URLs and keys as text, and exits 0 on SIGINT', async () => {
+  it('prints the URLs and keys as text within 80 columns, a line per request, and exits 0 on SIGINT', async () => {
     const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0'], { reject: false });
-    const banner = await waitForStdout(child, (text) => text.includes('Stop with Ctrl+C'));
+    const logged = waitForStdout(child, (text) => text.split('  /v1beta/accounts/1001\n').length === 3);
+    const banner = await waitForStdout(child, (text) => text.includes('Requests are listed below'));
+    const baseUrl = /Base URL: +(\S+)/.exec(banner)![1]!;
+    const key = /tpk_[A-Za-z0-9]{20,}/.exec(banner)![0];
+    await fetch(`${baseUrl}/accounts/1001`, { headers: { authorization: `Bearer ${key}` } });
+    await fetch(`${baseUrl}/accounts/1001`, { headers: { authorization: 'Bearer tpk_wrongKey000000000000000009' } });
+    const lines = await logged;
     child.kill('SIGINT');
     const result = await child;
     expect(result.exitCode).toBe(0);
     expect(banner).toMatch(/Base URL: +http:\/\/127\.0\.0\.1:\d+\/v1beta/);
     expect(banner).toMatch(/App URL: +http:\/\/127\.0\.0\.1:\d+\n/);
-    expect(banner).toMatch(/tpk_[A-Za-z0-9]{20,}/);
     expect(banner).toMatch(/Limits: +100 per 60s, 10000 per 86400s/);
+    for (const line of banner.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+    // The key whole on its line, what it may do beside it.
+    expect(banner).toMatch(/^ {2}tpk_[A-Za-z0-9]{20,} +\S.*, partner 1\n {36}all permissions$/m);
+    // time, method, status, milliseconds, the key redacted, the path; the key never whole.
+    const requests = lines.slice(lines.indexOf('Requests are listed below'));
+    expect(requests).toMatch(/^\d\d:\d\d:\d\d {2}GET {5}200 +\d+ ms {2}tpk_…\w{4} {2}\/v1beta\/accounts\/1001$/m);
+    expect(requests).toMatch(/^\d\d:\d\d:\d\d {2}GET {5}401 +\d+ ms {2}tpk_…0009 {2}\/v1beta\/accounts\/1001$/m);
+    expect(requests).not.toContain(key);
     expect(result.stderr).toContain('stopped');
+  });
+
+  it('--quiet prints no line per request', async () => {
+    const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--quiet'], { reject: false });
+    const banner = await waitForStdout(child, (text) => text.includes('Stop with Ctrl+C'));
+    expect(banner).not.toContain('Requests are listed below');
+    const baseUrl = /Base URL: +(\S+)/.exec(banner)![1]!;
+    expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).not.toContain('/v1beta/health');
   });
 
   it('refuses an invalid fixture with exit 2, naming the file, the path in it and the rule', async () => {

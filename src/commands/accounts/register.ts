@@ -14,9 +14,9 @@ export const createAccount: CommandSpec = {
   name: 'create',
   description: 'Create a client account, optionally with one spouse user; prints its login link',
   flags: [
-    { flag: '--email <email>', field: 'email', help: 'primary holder email (unique across accounts)' },
-    { flag: '--first-name <name>', field: 'first_name', help: 'primary holder first name', maxCharacters: NAME_MAX_CHARACTERS },
-    { flag: '--last-name <name>', field: 'last_name', help: 'primary holder last name', maxCharacters: NAME_MAX_CHARACTERS },
+    { flag: '--email <email>', field: 'email', help: 'primary holder email (unique across accounts)', required: true },
+    { flag: '--first-name <name>', field: 'first_name', help: 'primary holder first name', maxCharacters: NAME_MAX_CHARACTERS, required: true },
+    { flag: '--last-name <name>', field: 'last_name', help: 'primary holder last name', maxCharacters: NAME_MAX_CHARACTERS, required: true },
     ...SPOUSE_FLAGS,
     { flag: '--no-spouse-invitation', field: 'spouse.send_invitation', help: 'add the spouse without sending them a login link now' },
     YES_FLAG,
@@ -35,6 +35,7 @@ export const createAccount: CommandSpec = {
 
 export const accounts: CommandSpec = {
   name: 'accounts',
+  group: 'core',
   description: 'Create client accounts and read them',
   subcommands: [
     createAccount,

@@ -39,7 +39,7 @@ function candidatesOf(values: readonly string[] | undefined, complete: Completio
 function flagOf(flag: FlagSpec, root: CommandSpec): Flag {
   return {
     names: flagNames(flag),
-    description: oneLine(flag.help),
+    description: oneLine(flag.required ? `${flag.help} (required)` : flag.help),
     // A flag whose value is optional (`--json [fields]`) is completed as a switch.
     value: flag.flag.includes('<') ? candidatesOf(flag.values, flag.complete, root) : undefined,
   };

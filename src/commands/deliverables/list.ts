@@ -2,7 +2,7 @@ import { DeliverableListQuery } from '../../contract/requests';
 import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
 import type { DeliverableStatus, ProjectType } from '../../contract/resources';
 import type { Context } from '../../types';
-import { createOutput, freeText } from '../../output';
+import { createOutput, dateColumn, freeText, label } from '../../output';
 import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseFlagFields } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -25,7 +25,15 @@ export function parseOptions(raw: RawInvocation): ListDeliverablesOptions {
 const deliverableList: ListSpec<TolerantResponseOf<'listDeliverables'>, TolerantItemOf<'listDeliverables'>> = {
   key: 'deliverables',
   items: (data) => data.deliverables,
-  head: ['ID', 'Project', 'Account', 'Type', 'Status', freeText('Title'), 'Prepared'],
+  head: [
+    'ID',
+    { title: 'Project', drop: 2 },
+    { title: 'Account', drop: 1 },
+    label('Type'),
+    'Status',
+    freeText('Title'),
+    dateColumn('Prepared'),
+  ],
   row: (deliverable, format) => [
     format.text(deliverable.id),
     format.text(deliverable.project_id),

@@ -24,6 +24,7 @@ export const listDeliverables: CommandSpec = {
 
 export const deliverables: CommandSpec = {
   name: 'deliverables',
+  group: 'core',
   description: "Read projects' deliverables",
   subcommands: [
     listDeliverables,

@@ -1,7 +1,7 @@
 import { DocumentListQuery } from '../../contract/requests';
 import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../types';
-import { createOutput, freeText } from '../../output';
+import { createOutput, dateColumn, fileName, freeText } from '../../output';
 import { listMode, noteListSummary, parseMaxPages, printAllPages, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseFlagFields, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -31,7 +31,7 @@ export function parseOptions(raw: RawInvocation): ListDocumentsOptions {
 const documentList: ListSpec<TolerantResponseOf<'listDocuments'>, TolerantItemOf<'listDocuments'>> = {
   key: 'documents',
   items: (data) => data.documents,
-  head: ['ID', freeText('Filename'), 'Tax year', freeText('Description'), 'Uploaded'],
+  head: ['ID', fileName('Filename'), 'Tax year', freeText('Description'), dateColumn('Uploaded')],
   row: (document, format) => [
     format.text(document.id),
     format.text(document.filename),

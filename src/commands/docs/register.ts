@@ -5,13 +5,13 @@ import type { CommandSpec, FlagSpec } from '../spec';
 const ACCOUNT_ID = { name: '<account-id>', help: 'account identifier' };
 const LIST_ITEM_FIELDS = ['id', 'filename', 'tax_year', 'description', 'uploaded_at'] as const;
 const DOCUMENT_FIELDS = [...LIST_ITEM_FIELDS, 'account_id', 'file_size', 'file_type'] as const;
-const TAX_YEAR_FLAG: FlagSpec = { flag: '--tax-year <year>', field: 'tax_year', help: 'tax year the documents belong to (required)', range: TAX_YEAR };
+const TAX_YEAR_FLAG: FlagSpec = { flag: '--tax-year <year>', field: 'tax_year', help: 'tax year the documents belong to', range: TAX_YEAR };
 
 export const uploadDocuments: CommandSpec = {
   name: 'upload',
   description: 'Upload one or more files to an account (all are checked before the first is sent)',
   arguments: [ACCOUNT_ID, { name: '<file...>', help: 'files to upload', complete: 'files' }],
-  flags: [TAX_YEAR_FLAG, { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS }],
+  flags: [{ ...TAX_YEAR_FLAG, required: true }, { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS }],
   examples: [
     'taxprep docs upload 1001 w2.pdf --tax-year 2024',
     'taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-year 2024 --description "Forms from the bank"',
@@ -38,6 +38,7 @@ export const listDocuments: CommandSpec = {
 
 export const docs: CommandSpec = {
   name: 'docs',
+  group: 'core',
   description: "Upload, list and read an account's tax documents",
   subcommands: [
     uploadDocuments,

@@ -7,7 +7,7 @@ import { DocumentUploadFields } from '../../contract/requests';
 import { pathId } from '../../contract/rules';
 import type { Context } from '../../types';
 import { CliError, InterruptedError, UsageError } from '../../errors';
-import { createOutput, freeText, type Format, type Output } from '../../output';
+import { createOutput, dateColumn, fileName, label, type Format, type Output } from '../../output';
 import { progressBar } from '../../output/progress';
 import { sanitizeLine } from '../../output/sanitize';
 import { truncate } from '../../output/table';
@@ -126,7 +126,7 @@ async function progressLine(ctx: Context, file: UploadFile): Promise<{ update(se
 }
 
 const CLEAR_TO_END_OF_LINE = '\u001b[K';
-const HEAD = ['ID', freeText('Filename'), 'Tax year', 'Size', 'Type', 'Uploaded'];
+const HEAD = ['ID', fileName('Filename'), 'Tax year', 'Size', label('Type', { drop: 1 }), dateColumn('Uploaded')];
 /** The fields of the table; an answer without one of them is completed with a read of the document. */
 const SHOWN_FIELDS = ['filename', 'tax_year', 'file_size', 'file_type', 'uploaded_at'] as const;
 

@@ -1,6 +1,6 @@
 import type { Context } from '../../types';
 import { readLedger } from './lib/ledgerStore';
-import { createOutput, freeText } from '../../output';
+import { createOutput, dateColumn, freeText, label } from '../../output';
 import type { RawInvocation } from '../types';
 import { ledgerPathOf } from './lib/ledgerPaths';
 import { renewalNow } from './lib/renewalNow';
@@ -48,7 +48,16 @@ export async function run(ctx: Context, options: LedgerOptions): Promise<void> {
   const { format } = out;
   if (links.length > 0) {
     await out.table(
-      ['Account', freeText('User'), 'Purpose', 'Expires', 'State', 'Created', 'Profile', freeText('Service')],
+      [
+        'Account',
+        freeText('User', { min: 26 }),
+        label('Purpose'),
+        dateColumn('Expires'),
+        'State',
+        dateColumn('Created', { drop: 3 }),
+        { title: 'Profile', drop: 2 },
+        freeText('Service', { drop: 1 }),
+      ],
       links.map((entry) => [
         String(entry.account_id),
         format.text(entry.link.user_email),

@@ -43,7 +43,7 @@ export const renew: CommandSpec = {
   name: 'renew',
   description: 'Regenerate only the links the ledger does not know or that expire soon (for cron)',
   flags: [
-    { flag: '--from <file>', help: `${FROM_HELP} (required)`, complete: 'files' },
+    { flag: '--from <file>', help: FROM_HELP, complete: 'files', required: true },
     { flag: '--within <duration>', help: 'renew links expiring within this window: 90m, 24h, 7d', default: DEFAULT_WINDOW },
     { flag: '--dry-run', help: 'list what would be generated and why; send nothing' },
     ...RUN_FLAGS,
@@ -74,6 +74,7 @@ export const ledger: CommandSpec = {
  */
 export const loginLink: CommandSpec = {
   name: 'login-link',
+  group: 'core',
   description: 'Generate login links for clients: one, many, or a file of them; renew them from cron',
   arguments: [{ name: '[account-id...]', help: 'account identifiers (or --from)' }],
   flags: [

@@ -1,5 +1,5 @@
 import type { Context } from '../../types';
-import { createOutput } from '../../output';
+import { createOutput, freeText } from '../../output';
 import type { RawInvocation } from '../types';
 import { profileView } from './view';
 
@@ -18,7 +18,7 @@ export async function run(ctx: Context): Promise<number> {
     await out.note('No profiles yet. Add one with: taxprep profiles add <name>');
   } else {
     await out.table(
-      ['default', 'name', 'base url', 'api key'],
+      ['default', 'name', freeText('base url', { min: 24 }), 'api key'],
       views.map((view) => [view.default ? '*' : '', view.name, view.base_url, view.api_key]),
     );
   }

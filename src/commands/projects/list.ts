@@ -2,7 +2,7 @@ import { ProjectListQuery } from '../../contract/requests';
 import type { TolerantItemOf, TolerantResponseOf } from '../../api/tolerant';
 import type { ProjectStatus, ProjectType } from '../../contract/resources';
 import type { Context } from '../../types';
-import { createOutput } from '../../output';
+import { createOutput, dateColumn, label, progressColumn } from '../../output';
 import { noteListSummary, printPage, type ListSpec } from '../../output/listing';
 import { definedOnly, parseFlagFields, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -21,7 +21,7 @@ export function parseOptions(raw: RawInvocation): ListProjectsOptions {
 const projectList: ListSpec<TolerantResponseOf<'listProjects'>, TolerantItemOf<'listProjects'>> = {
   key: 'projects',
   items: (data) => data.projects,
-  head: ['ID', 'Type', 'Tax year', 'Status', 'Progress', 'Est. completion'],
+  head: ['ID', label('Type'), 'Tax year', 'Status', progressColumn('Progress'), dateColumn('Est. completion', { drop: 1 })],
   row: (project, format) => [
     format.text(project.id),
     format.text(project.type),

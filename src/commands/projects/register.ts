@@ -23,6 +23,7 @@ export const listProjects: CommandSpec = {
 
 export const projects: CommandSpec = {
   name: 'projects',
+  group: 'core',
   description: "Follow an account's tax projects",
   subcommands: [
     listProjects,

@@ -1,5 +1,5 @@
 import type { Context } from '../../types';
-import { createOutput, freeText } from '../../output';
+import { createOutput, dateColumn, freeText, label } from '../../output';
 import { parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
 
@@ -36,7 +36,7 @@ export async function run(ctx: Context, options: ProjectStatusOptions): Promise<
   ]);
   if (items.length === 0) return;
   await out.table(
-    ['Type', 'Priority', freeText('Description'), 'Requested'],
+    [label('Type'), 'Priority', freeText('Description'), dateColumn('Requested')],
     items.map((item) => [format.text(item.type), format.status(item.priority), format.text(item.description), format.date(item.requested_at)]),
     'Outstanding items',
   );

@@ -5,7 +5,7 @@ export const serve: CommandSpec = {
   name: 'serve',
   description: 'Run a local implementation of the whole service, for dry runs and scripts',
   flags: [
-    { flag: '--mock', help: 'serve the built-in mock (required: the mock is the only server there is)' },
+    { flag: '--mock', help: 'serve the built-in mock (the only server there is)', required: true },
     { flag: '--host <host>', help: 'address to bind; loopback unless you ask otherwise', default: '127.0.0.1' },
     { flag: '--port <port>', help: 'port to listen on; 0 picks a free one', default: '4010' },
     { flag: '--seed <file>', help: 'start from this JSON fixture instead of the demo data', complete: 'files' },
@@ -20,6 +20,7 @@ export const serve: CommandSpec = {
       help: 'play the preparer: projects move along as the virtual clock advances, the same for the same seed (0-999999999)',
       default: 'off; 1 when given alone',
     },
+    { flag: '--quiet', help: 'print no line per request (by default one a request: time, method, status, milliseconds, key redacted, path)' },
     { flag: '--openapi', help: 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit' },
   ],
   examples: [

@@ -6,6 +6,9 @@ import { definedOnly, parseFlagFields } from '../parseFlags';
 import { durationSeconds, faultSettings, rateLimitWindows } from '../../mock/controls/settingsRules';
 import type { FaultSettings, RateLimitWindow } from '../../mock/deps';
 import type { MockServer, PrintedApiKey } from '../../mock/server';
+import type { RecordedRequest, RequestLogEntry } from '../../mock/deps';
+import { sanitizeLine } from '../../output/sanitize';
+import { wrapText } from '../../output/wrap';
 import type { RawInvocation } from '../types';
 import { serve } from './register';
 
@@ -22,6 +25,8 @@ export interface ServeOptions {
   simulationSeed: number | undefined;
   /** Print the OpenAPI document of the service (for `--host`/`--port`) and exit, instead of serving. */
   openapi: boolean;
+  /** No line per request on the terminal. */
+  quiet: boolean;
 }
 
 export function parseOptions(raw: RawInvocation): ServeOptions {
@@ -39,6 +44,7 @@ export function parseOptions(raw: RawInvocation): ServeOptions {
     faults: parseFaults(flags),
     simulationSeed: parseSimulationSeed(flags.simulate),
     openapi: flags.openapi === true,
+    quiet: flags.quiet === true,
   };
 }
 
@@ -142,10 +148,12 @@ export function parseSize(value: string): number {
 
 export async function run(ctx: Context, options: ServeOptions): Promise<number> {
   if (options.openapi) return printOpenApi(ctx, options);
-  const { createMockServer, DataDirError, DEFAULT_HOST, DEFAULT_PORT } = await import('../../mock/server');
+  const { createMockServer, DataDirError, DEFAULT_HOST, DEFAULT_PORT, entryOf } = await import('../../mock/server');
   const fixture = options.seedPath === undefined ? undefined : await loadSeed(options.seedPath);
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
+  // A line per request in text mode; under --json stdout holds the start-up record alone.
+  const printer = options.quiet || ctx.globals.json ? undefined : requestPrinter(ctx.io.stdout, entryOf);
   let server: MockServer;
   try {
     server = await createMockServer({
@@ -159,6 +167,7 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
       host,
       port,
       faults: options.faults,
+      ...definedOnly({ onRequest: printer?.record }),
       onInternalError: (error) => ctx.io.stderr.write(`mock: unexpected failure (answered 500): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
       onStorageFull: (line) => ctx.io.stderr.write(`mock: ${line}\n`),
     });
@@ -170,9 +179,11 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
 
   // Listening for signals before announcing the server: a script may stop it the moment it reads the line.
   const stopRequested = untilStopSignal();
-  ctx.io.stdout.write(ctx.globals.json ? `${JSON.stringify(startupRecord(server, options))}\n` : startupText(server, options));
+  const width = ctx.io.stdoutIsTTY ? ctx.io.columns : 80;
+  ctx.io.stdout.write(ctx.globals.json ? `${JSON.stringify(startupRecord(server, options))}\n` : wrapText(startupText(server, options, printer !== undefined), width));
   await stopRequested;
   await server.close();
+  printer?.flush();
   if (!ctx.globals.json) ctx.io.stderr.write('Mock service stopped.\n');
   return 0;
 }
@@ -218,8 +229,39 @@ function startupRecord(server: MockServer, options: ServeOptions) {
   };
 }
 
-function startupText(server: MockServer, options: ServeOptions): string {
-  const labelWidth = Math.max(...server.keys.map((key) => key.label.length));
+/**
+ * A line per request for the mock's terminal: `00:31:12  GET     200     3 ms  tpk_…0001  /v1beta/accounts/1001`.
+ * Recording costs a push; the lines are formatted and written once per turn of the event loop, in
+ * one write, so that printing takes little from the requests themselves.
+ */
+export function requestPrinter(stdout: Pick<NodeJS.WritableStream, 'write'>, entryOf: (request: RecordedRequest) => RequestLogEntry) {
+  let pending: RecordedRequest[] = [];
+  let scheduled: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (scheduled !== undefined) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    stdout.write(batch.map((request) => requestLine(entryOf(request))).join(''));
+  };
+  return {
+    record: (request: RecordedRequest) => {
+      pending.push(request);
+      scheduled ??= setImmediate(flush);
+    },
+    flush,
+  };
+}
+
+function requestLine(entry: RequestLogEntry): string {
+  const time = entry.at.slice(11, 19);
+  const status = entry.status === null ? 'drop' : String(entry.status);
+  return `${time}  ${entry.method.padEnd(6)}  ${status.padEnd(4)}  ${`${entry.duration_ms} ms`.padStart(7)}  ${(entry.api_key ?? '-').padEnd(9)}  ${sanitizeLine(entry.path)}\n`;
+}
+
+function startupText(server: MockServer, options: ServeOptions, printsRequests: boolean): string {
+  const keyWidth = Math.max(...server.keys.map((key) => key.key.length));
   return [
     'taxprep mock service is running.',
     `  Base URL:  ${server.baseUrl}`,
@@ -232,10 +274,15 @@ function startupText(server: MockServer, options: ServeOptions): string {
       : [`  Simulate:  seed ${options.simulationSeed}, a preparer's step per virtual hour`]),
     '',
     'API keys (shown only here; the mock stores their SHA-256):',
-    ...server.keys.map((key) => `  ${key.label.padEnd(labelWidth)}  partner ${key.partner_id}  ${key.key}  ${describeKey(key, server.deps.clock.now())}`),
+    // The key first and whole, to copy; its label, then what it may do, under it (80 columns).
+    ...server.keys.flatMap((key) => [
+      `  ${key.key.padEnd(keyWidth)}  ${key.label}, partner ${key.partner_id}`,
+      `  ${' '.repeat(keyWidth)}  ${describeKey(key, server.deps.clock.now())}`,
+    ]),
     '',
     `Try: taxprep health --base-url ${server.baseUrl}`,
     'Stop with Ctrl+C.',
+    ...(printsRequests ? ['Requests are listed below as they are answered (--quiet for none).'] : []),
     '',
   ].join('\n');
 }
@@ -248,7 +295,8 @@ function describeKey(key: PrintedApiKey, now: Date): string {
   const scope = PERMISSIONS.every((permission) => key.permissions.includes(permission)) ? 'all permissions' : key.permissions.join(' ') || 'no permissions';
   if (key.expires_at === null) return scope;
   const expired = Date.parse(key.expires_at) <= now.getTime();
-  return `${scope}; ${expired ? 'expired' : 'expires'} ${key.expires_at}`;
+  // To the minute, in UTC (`2025-01-01T00:00Z`): short enough for the line under the key.
+  return `${scope}; ${expired ? 'expired' : 'expires'} ${key.expires_at.slice(0, 16)}Z`;
 }
 
 /** Resolves on the first SIGINT or SIGTERM; a second one then ends the process the default way. */

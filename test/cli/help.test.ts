@@ -1,0 +1,85 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli';
+import { walk } from '../../src/commands/spec';
+import { program } from '../../src/commands/tree';
+import { EXIT } from '../../src/errors';
+
+/** The lines of help that are not command lines (examples), which are never wrapped. */
+function proseLines(text: string): string[] {
+  const examples = /\nEXAMPLES\n[\s\S]*?(\n\n|$)/;
+  return text.replace(examples, '\n').split('\n');
+}
+
+class Captured extends Writable {
+  text = '';
+  constructor(readonly columns?: number) {
+    super();
+  }
+  get isTTY() {
+    return this.columns !== undefined;
+  }
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void) {
+    this.text += chunk.toString('utf8');
+    callback();
+  }
+}
+
+async function help(argv: string[]) {
+  const stdout = new Captured();
+  const stderr = new Captured();
+  const code = await main(argv, { env: {}, io: { stdout, stderr } });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+describe('help like the GitHub CLI', () => {
+  it('the top level fits a 24-row screen of 80 columns: usage, core commands, flags, examples', async () => {
+    const { code, stdout } = await help(['--help']);
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines.length).toBeLessThan(24);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    const headings = lines.filter((line) => /^[A-Z]{2,}/.test(line)).map((line) => line.split(' (')[0]);
+    expect(headings).toEqual(['USAGE', 'CORE COMMANDS', 'ADDITIONAL COMMANDS', 'FLAGS', 'EXAMPLES']);
+    expect(stdout).toMatch(/^ {2}accounts: +Create client accounts and read them$/m);
+    expect(stdout).toContain('--json, --jq, --profile');
+    expect(stdout).not.toContain('__complete');
+  });
+
+  it.each(walk(program).filter(({ path }) => path.length > 0).map(({ path }) => [path.join(' ')]))(
+    '`%s --help` has USAGE, INHERITED FLAGS with the global flags, and lines that fit',
+    async (path) => {
+      const { code, stdout } = await help([...path.split(' '), '--help']);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(new RegExp(`^USAGE\\n {2}taxprep ${path} `, 'm'));
+      expect(stdout).toMatch(/^INHERITED FLAGS\n {2}--json \[fields\] +print/m);
+      expect(stdout).toMatch(/^ {2}--profile <name> /m);
+      expect(stdout).toMatch(/^ {2}-h, --help /m);
+      for (const line of proseLines(stdout)) expect(line.length, line).toBeLessThanOrEqual(80);
+    },
+  );
+
+  it('marks required flags in the usage line and beside the flag', async () => {
+    const { stdout } = await help(['docs', 'upload', '--help']);
+    expect(stdout).toContain('\n  taxprep docs upload <account-id> <file...> --tax-year <year> [flags]\n');
+    expect(stdout).toMatch(/^ {2}--tax-year <year> +tax year the documents belong to, 1900-2100 \(required\)$/m);
+    const create = await help(['accounts', 'create', '--help']);
+    expect(create.stdout.replace(/\s+/g, ' ')).toContain('USAGE taxprep accounts create --email <email> --first-name <name> --last-name <name> [flags] FLAGS');
+  });
+
+  it('wraps at word boundaries to the terminal, and never wraps an example', async () => {
+    const stdout = new Captured(60);
+    await main(['docs', 'upload', '--help'], { env: {}, io: { stdout, stderr: new Captured() } });
+    for (const line of proseLines(stdout.text)) expect(line.length, line).toBeLessThanOrEqual(60);
+    expect(stdout.text).toContain('  $ taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-year 2024 --description "Forms from the bank"\n');
+  });
+
+  it('suggests a command or topic for a typo in `help`, as for commands, and never a hidden one', async () => {
+    expect(await help(['help', 'acounts'])).toEqual({ code: EXIT.USAGE, stdout: '', stderr: 'error: no help topic or command "acounts"\nDid you mean "taxprep help accounts"?\n' });
+    expect((await help(['help', 'docs', 'uplod'])).stderr).toContain('Did you mean "taxprep help docs upload"?');
+    expect((await help(['help', 'enviroment'])).stderr).toContain('Did you mean "taxprep help environment"?');
+    const unknown = await help(['help', 'zzz']);
+    expect(unknown.stderr).toContain('Topics and commands: environment, exit-codes, health, accounts');
+    expect(unknown.stderr).not.toContain('__complete');
+  });
+});
