@@ -19,6 +19,7 @@ let session;
 // A reader that goes away (`npm run demo | head`, or quitting `less` early) ends the demo quietly:
 // the rest is not run, and the mock and the temporary directory are cleaned up all the same.
 let readerGone = false;
+const READER_GONE_EXIT = 141;
 process.stdout.on('error', (error) => {
   if (error.code !== 'EPIPE') throw error;
   readerGone = true;
@@ -34,6 +35,9 @@ function step(args, { expectExit = 0, input } = {}) {
     if (input !== undefined) child.stdin.end(input);
     child.once('error', reject);
     child.once('exit', (code) => {
+      // 141: the command's own output found the shared pipe closed, maybe before the demo's did.
+      if (code === READER_GONE_EXIT) readerGone = true;
+      if (readerGone) return reject(new Error('the reader went away'));
       if (expectExit !== 0) process.stdout.write(`(exit code ${code})\n`);
       if (code === expectExit) resolve();
       else reject(new Error(`taxprep ${shown} exited with ${code}, expected ${expectExit}`));
