@@ -4,6 +4,5 @@ export const version: CommandSpec = {
   name: 'version',
   description: 'Print the version, the commit and build date, and what it runs on (-v, -V, --version print the version alone)',
   examples: ['taxprep version', 'taxprep version --json'],
-  jsonFields: ['version', 'commit', 'build_date', 'runtime', 'node', 'platform'],
   load: () => import('./version'),
 };
