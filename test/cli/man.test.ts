@@ -8,7 +8,8 @@ import { program } from '../../src/commands/tree';
 import { EXIT } from '../../src/errors';
 
 const manDirectory = fileURLToPath(new URL('../../man/', import.meta.url));
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; man: string[] };
+const { version } = manifest;
 const pages = manPages(program, version);
 const page = (file: string) => pages.find((candidate) => candidate.file === file)!.text;
 /** A page as a reader sees it: roff's escapes and requests left out. */
@@ -18,6 +19,10 @@ describe('man pages (man/, written by npm run completions)', () => {
   it('the checked-in pages are exactly what the declarations generate (run npm run completions)', () => {
     expect(readdirSync(manDirectory).sort()).toEqual(pages.map((candidate) => candidate.file).sort());
     for (const { file, text } of pages) expect(readFileSync(`${manDirectory}${file}`, 'utf8'), file).toBe(text);
+  });
+
+  it('package.json lists every page, for npm install -g to link', () => {
+    expect(manifest.man).toEqual(pages.map((candidate) => `man/${candidate.file}`));
   });
 
   it('has taxprep(1) and a page for every visible command, hidden ones left out', () => {
