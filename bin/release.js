@@ -14,7 +14,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileS
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { buildOptions, checkAscii, mockBuildOptions } from './build.js';
@@ -74,7 +74,8 @@ async function bundle(options, outfile) {
   checkAscii(readFileSync(outfile, 'latin1'));
 }
 
-async function singleExecutable(work, executable) {
+/** Builds the single executable at `executable` from dist/ (built), using `work` for what goes into it. */
+export async function singleExecutable(work, executable) {
   const missing = [...buildOptions.external, './mock/server.cjs'].filter((name) => !(name in MODULES_APART));
   if (missing.length > 0) throw new Error(`bin/release.js: no asset for ${missing.join(', ')}, which dist/cli.cjs loads apart`);
   const assets = { 'cli.cjs': join(root, 'dist', 'cli.cjs'), 'jq.wasm': require.resolve('jq-wasm/jq.wasm', { paths: [root] }) };
@@ -144,23 +145,32 @@ function checksums(files) {
   writeFileSync(join(out, 'SHA256SUMS'), lines.join(''));
 }
 
-if (process.platform !== 'linux' || process.arch !== 'x64') {
-  process.stderr.write(`npm run release builds for linux-x64 from this Node's binary; this is ${process.platform}-${process.arch}.\n`);
-  process.exit(2);
+/** Everything in release/, afresh. */
+async function release() {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out);
+  const work = mkdtempSync(join(tmpdir(), 'taxprep-release-'));
+  try {
+    run(node, ['bin/build.js']);
+    // Packed from the build above: `prepare` would build again, with another build date.
+    const tarball = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]))[0].filename;
+    const executable = `taxprep-${version}-linux-x64`;
+    await singleExecutable(work, join(out, executable));
+    const deb = `taxprep_${version}_amd64.deb`;
+    debianPackage(work, join(out, executable), join(out, deb));
+    checksums([tarball, executable, deb]);
+    for (const file of [tarball, executable, deb, 'SHA256SUMS']) process.stdout.write(`release/${file}  ${(statSync(join(out, file)).size / 1e6).toFixed(1)} MB\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }
-rmSync(out, { recursive: true, force: true });
-mkdirSync(out);
-const work = mkdtempSync(join(tmpdir(), 'taxprep-release-'));
-try {
-  run(node, ['bin/build.js']);
-  // Packed from the build above: `prepare` would build again, with another build date.
-  const tarball = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]))[0].filename;
-  const executable = `taxprep-${version}-linux-x64`;
-  await singleExecutable(work, join(out, executable));
-  const deb = `taxprep_${version}_amd64.deb`;
-  debianPackage(work, join(out, executable), join(out, deb));
-  checksums([tarball, executable, deb]);
-  for (const file of [tarball, executable, deb, 'SHA256SUMS']) process.stdout.write(`release/${file}  ${(statSync(join(out, file)).size / 1e6).toFixed(1)} MB\n`);
-} finally {
-  rmSync(work, { recursive: true, force: true });
+
+// Run, not imported (bench/startup.bench.js imports singleExecutable).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    process.stderr.write(`npm run release builds for linux-x64 from this Node's binary; this is ${process.platform}-${process.arch}.\n`);
+    process.exitCode = 2;
+  } else {
+    await release();
+  }
 }
