@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { bundleFile, cachePathOf, commandKey, loadCli } from '../../src/launch';
+import { bundleFile, cachePathOf, commandKey, loadCli, runCommonJs } from '../../src/launch';
 
 const LAUNCHER = pathToFileURL(join(import.meta.dirname, '..', '..', 'dist', 'launch.js')).href;
 
@@ -117,5 +118,25 @@ describe('loadCli: the CLI bundle with a V8 code cache', () => {
     expect(cachePathOf(bundleFile(disabled.bundle), ['health'], disabledEnv)).toBeUndefined();
     expect(await run(disabled.bundle, ['health'], disabledEnv)).toBe(1101);
     expect(() => statSync(disabled.env.XDG_CACHE_HOME)).toThrow();
+  });
+});
+
+describe('runCommonJs: one loader for the bundle and, in the single executable, the modules it loads apart', () => {
+  it('gives the module the host\'s require and import, as src/sea/main.ts does with the executable\'s assets', async () => {
+    const nodeRequire = createRequire(import.meta.url);
+    const assets: Record<string, string> = { conf: "exports.default = class Conf {}; exports.base = require('node:path').basename(__filename);" };
+    const loaded = new Map<string, unknown>();
+    const host = {
+      require: (id: string): unknown => {
+        if (id.startsWith('node:')) return nodeRequire(id);
+        if (!loaded.has(id)) loaded.set(id, runCommonJs(assets[id]!, `/usr/bin/taxprep/${id}`, host).exports);
+        return loaded.get(id);
+      },
+      importPackage: async (name: string) => host.require(name),
+    };
+    const bundle = "exports.main = async () => [(await __taxprepImportPackage('conf')).base, require('conf').default.name, __dirname].join(' ');";
+    const { exports } = runCommonJs(bundle, '/usr/bin/taxprep/cli.cjs', host);
+    expect(await (exports as { main(): Promise<string> }).main()).toBe('conf Conf /usr/bin/taxprep');
+    expect(loaded.size).toBe(1);
   });
 });
