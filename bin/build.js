@@ -85,7 +85,7 @@ export const buildOptions = {
   // does before a command can run. Left out: conf, whose dependencies load their own files at run
   // time, jq-wasm, which reads its jq.wasm from beside its own module (loaded only for --jq),
   // form-data (with its 200 KB table of media types, loaded only by `docs upload`), and the mock
-  // (its own bundle, above).
+  // (its own bundle, above). The single executable holds each as an asset (bin/release.js).
   external: ['conf', 'jq-wasm', 'form-data'],
   // Every run reads the whole file: without comments and blank space it is a third smaller, and in
   // ASCII only (licence comments go to dist/cli.cjs.LEGAL.txt) the launcher reads it as one-byte

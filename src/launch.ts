@@ -15,7 +15,7 @@ export interface CliModule {
 /**
  * The CLI's bundle and what its `require` and `import` reach: a file with Node's module loader
  * beside it (an npm install, `bundleFile`), or an asset of the single executable with the other
- * assets (src/sea.ts). The launcher runs either the same way.
+ * assets (src/sea/main.ts). The launcher runs either the same way.
  */
 export interface CliBundle {
   /** Given to the bundle as __filename, and shown in stack traces. */
@@ -50,7 +50,7 @@ export function bundleFile(path: string): CliBundle {
  * Runs CommonJS `source` as a script compiled with V8's code cache `cachedData` (when given and
  * accepted), with `require` and the launcher's `import` for packages; returns the script (for its
  * cache) and the module's exports. The CLI's bundle and, in the single executable, the modules it
- * loads apart (src/sea.ts) are all run by this.
+ * loads apart (src/sea/main.ts) are all run by this.
  */
 export function runCommonJs(source: string, filename: string, host: Pick<CliBundle, 'require' | 'importPackage'>, cachedData?: Buffer): { script: Script; exports: unknown } {
   // The wrapper is on the source's first line, so its line numbers hold.
@@ -155,7 +155,7 @@ const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => s
 
 /**
  * Runs one command of the CLI in `bundle` and exits with its code: what bin/taxprep.js and the
- * single executable (src/sea.ts) both do once they know where the bundle is.
+ * single executable (src/sea/main.ts) both do once they know where the bundle is.
  */
 export async function runCli(bundle: CliBundle, argv: string[], env: Env): Promise<never> {
   // A reader that stopped reading (`taxprep ... | head -1`) is not a failure: stop quietly.
