@@ -8,7 +8,7 @@ export function parseOptions(): Record<string, never> {
 }
 
 /** What a bug report needs: which build, and what it runs on. */
-export function versionDocument() {
+function versionDocument() {
   return {
     version: VERSION,
     commit: COMMIT,
