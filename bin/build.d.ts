@@ -5,3 +5,5 @@ export const buildOptions: BuildOptions;
 export const mockBuildOptions: BuildOptions;
 /** Throws, naming the offset, when `text` holds a character that is not ASCII. */
 export function checkAscii(text: string): void;
+/** The commit (`unknown` outside git) and build time `taxprep version` reports. */
+export function buildStamp(directory?: string, env?: Record<string, string | undefined>): { commit: string; date: string };

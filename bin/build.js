@@ -4,7 +4,8 @@
 // V8 code cache, and the mock as a bundle of its own. Each command's modules are still initialised
 // only when that command runs (esbuild turns their dynamic imports into lazy initialisers).
 // test/cli/startup.test.ts builds with the same options to check what start-up loads.
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
@@ -84,7 +85,7 @@ export const buildOptions = {
   // does before a command can run. Left out: conf, whose dependencies load their own files at run
   // time, jq-wasm, which reads its jq.wasm from beside its own module (loaded only for --jq),
   // form-data (with its 200 KB table of media types, loaded only by `docs upload`), and the mock
-  // (its own bundle, above).
+  // (its own bundle, above). The single executable holds each as an asset (bin/release.js).
   external: ['conf', 'jq-wasm', 'form-data'],
   // Every run reads the whole file: without comments and blank space it is a third smaller, and in
   // ASCII only (licence comments go to dist/cli.cjs.LEGAL.txt) the launcher reads it as one-byte
@@ -102,10 +103,34 @@ export function checkAscii(text) {
   if (at !== -1) throw new Error(`dist/cli.cjs holds a character that is not ASCII at offset ${at}: ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 40))}`);
 }
 
+/**
+ * What `taxprep version` reports of the build: the commit of a clone (its short hash), `unknown`
+ * outside git (a source archive, no git installed), and the build time (SOURCE_DATE_EPOCH when
+ * set, for a build that can be repeated byte for byte). Never fails the build.
+ */
+export function buildStamp(directory = root, env = process.env) {
+  let commit = 'unknown';
+  try {
+    const git = (...args) => execFileSync('git', ['-C', directory, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env }).trim();
+    // Only the clone's own commit: a copy of the sources inside another repository is not it.
+    if (realpathSync(git('rev-parse', '--show-toplevel')) === realpathSync(directory)) commit = git('rev-parse', '--short=12', 'HEAD');
+  } catch {
+    commit = 'unknown';
+  }
+  const epoch = Number(env.SOURCE_DATE_EPOCH);
+  const date = Number.isInteger(epoch) && env.SOURCE_DATE_EPOCH !== '' ? new Date(epoch * 1000) : new Date();
+  return { commit, date: date.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+}
+
+/** The values src/api/version.ts reads, stamped into the bundle. */
+export function stampDefines(version, stamp) {
+  return { TAXPREP_VERSION: JSON.stringify(version), TAXPREP_COMMIT: JSON.stringify(stamp.commit), TAXPREP_BUILD_DATE: JSON.stringify(stamp.date) };
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
   // A clean directory: chunk names carry content hashes, so stale chunks would pile up.
   rmSync(`${root}dist`, { recursive: true, force: true });
-  await Promise.all([build({ ...buildOptions, define: { TAXPREP_VERSION: JSON.stringify(version) } }), build(launchBuildOptions), build(mockBuildOptions)]);
+  await Promise.all([build({ ...buildOptions, define: stampDefines(version, buildStamp()) }), build(launchBuildOptions), build(mockBuildOptions)]);
   checkAscii(readFileSync(`${root}dist/cli.cjs`, 'latin1'));
 }

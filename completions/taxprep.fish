@@ -36,7 +36,7 @@ complete -c taxprep -n '__taxprep_at taxprep' -a api -d 'Call any endpoint with 
 complete -c taxprep -n '__taxprep_at taxprep' -a serve -d 'Run a local implementation of the whole service, for dry runs and scripts'
 complete -c taxprep -n '__taxprep_at taxprep' -a completion -d 'Print the shell completion script for bash, zsh or fish'
 complete -c taxprep -n '__taxprep_at taxprep' -a help -d 'Show help for a command, or a topic: environment, exit-codes'
-complete -c taxprep -n '__taxprep_at taxprep' -a version -d 'Print the version (also -v, -V, --version)'
+complete -c taxprep -n '__taxprep_at taxprep' -a version -d 'Print the version, the commit and build date, and what it runs on (-v, -V, --version print the version alone)'
 complete -c taxprep -n '__taxprep_at taxprep/accounts' -a create -d 'Create a client account, optionally with one spouse user; prints its login link'
 complete -c taxprep -n '__taxprep_at taxprep/accounts' -a get -d 'Show an account'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l email -x -d 'primary holder email (unique across accounts) (required)'

@@ -12,6 +12,54 @@ export interface CliModule {
   main(argv: string[]): Promise<number>;
 }
 
+/**
+ * The CLI's bundle and what its `require` and `import` reach: a file with Node's module loader
+ * beside it (an npm install, `bundleFile`), or an asset of the single executable with the other
+ * assets (src/sea/main.ts). The launcher runs either the same way.
+ */
+export interface CliBundle {
+  /** Given to the bundle as __filename, and shown in stack traces. */
+  filename: string;
+  /** Names this build of the bundle, for its compiled-code cache: changes with every build. */
+  build: string;
+  /** The bundle's text: ASCII only (bin/build.js checks). */
+  source(): string;
+  require(id: string): unknown;
+  /** For the packages that are only ES modules (src/lib/importPackage.ts). */
+  importPackage(name: string): Promise<unknown>;
+}
+
+/**
+ * dist/cli.cjs of an npm install or a clone. V8 checks the Node version and the source's length,
+ * not its content, so the build is named by the file's size and modification time.
+ */
+export function bundleFile(path: string): CliBundle {
+  const { size, mtimeMs } = statSync(path);
+  const require = createRequire(path);
+  return {
+    filename: path,
+    build: `${size}-${Math.trunc(mtimeMs)}`,
+    // Read as one-byte text: no UTF-8 to decode.
+    source: () => readFileSync(path, 'latin1'),
+    require,
+    importPackage: (name) => import(name),
+  };
+}
+
+/**
+ * Runs CommonJS `source` as a script compiled with V8's code cache `cachedData` (when given and
+ * accepted), with `require` and the launcher's `import` for packages; returns the script (for its
+ * cache) and the module's exports. The CLI's bundle and, in the single executable, the modules it
+ * loads apart (src/sea/main.ts) are all run by this.
+ */
+export function runCommonJs(source: string, filename: string, host: Pick<CliBundle, 'require' | 'importPackage'>, cachedData?: Buffer): { script: Script; exports: unknown } {
+  // The wrapper is on the source's first line, so its line numbers hold.
+  const script = new Script(`(function (exports, require, module, __filename, __dirname, __taxprepImportPackage) {${source}\n})`, { filename, cachedData });
+  const module = { exports: {} as unknown };
+  script.runInThisContext()(module.exports, host.require, module, filename, dirname(filename), host.importPackage);
+  return { script, exports: module.exports };
+}
+
 export interface LoadedCli {
   cli: CliModule;
   /** Stores the compiled code for the next run of this command when there was none to use; never fails. */
@@ -40,15 +88,12 @@ export function commandKey(argv: readonly string[]): string {
 
 /**
  * Where compiled code for this build of the bundle, this Node and this command is kept, or
- * undefined when the user turned caching off (NODE_DISABLE_COMPILE_CACHE, as for Node's own). V8
- * checks the Node version and the source's length, not its content, so the directory also names
- * the bundle's size and modification time: a new build never meets an old build's code.
+ * undefined when the user turned caching off (NODE_DISABLE_COMPILE_CACHE, as for Node's own). The
+ * directory names the build: a new build never meets an old build's code.
  */
-export function cachePathOf(bundle: string, argv: readonly string[], env: Env): string | undefined {
+export function cachePathOf(bundle: Pick<CliBundle, 'build'>, argv: readonly string[], env: Env): string | undefined {
   if (env.NODE_DISABLE_COMPILE_CACHE) return undefined;
-  const { size, mtimeMs } = statSync(bundle);
-  const build = `${process.version}-${process.arch}-${size}-${Math.trunc(mtimeMs)}`;
-  return join(appDirectory('cache', env), 'compiled', build, `${commandKey(argv)}.v8`);
+  return join(appDirectory('cache', env), 'compiled', `${process.version}-${process.arch}-${bundle.build}`, `${commandKey(argv)}.v8`);
 }
 
 function readCache(path: string | undefined): Buffer | undefined {
@@ -66,7 +111,7 @@ function readCache(path: string | undefined): Buffer | undefined {
  * (and Node 22's does not reach code compiled this way). A cache V8 rejects, or none, is
  * compiled afresh and written after the command.
  */
-export function loadCli(bundle: string, argv: readonly string[], env: Env): LoadedCli {
+export function loadCli(bundle: CliBundle, argv: readonly string[], env: Env): LoadedCli {
   // undici parses HTTP with a WebAssembly module; V8's baseline compiler alone starts it sooner
   // than waiting for the optimising tier, which a short-lived CLI never benefits from. Set before
   // compiling: V8 refuses a code cache made under other flags.
@@ -76,15 +121,9 @@ export function loadCli(bundle: string, argv: readonly string[], env: Env): Load
   // Node 22.1 and later also keep what their module loader compiles: what the bundle leaves to Node
   // (conf, jq-wasm, the mock and its dependencies). A no-op on Node 20; never throws.
   if (cachePath !== undefined) (nodeModule as { enableCompileCache?: (directory: string) => unknown }).enableCompileCache?.(join(appDirectory('cache', env), 'modules'));
-  // ASCII only (bin/build.js checks), so read as one-byte text: no UTF-8 to decode.
-  const source = readFileSync(bundle, 'latin1');
-  // The bundle is CommonJS (bin/build.js); the wrapper is on its first line, so its line numbers hold.
-  const script = new Script(`(function (exports, require, module, __filename, __dirname, __taxprepImportPackage) {${source}\n})`, { filename: bundle, cachedData });
-  const module = { exports: {} as CliModule };
-  const importPackage = (name: string): Promise<unknown> => import(name);
-  script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle), importPackage);
+  const { script, exports } = runCommonJs(bundle.source(), bundle.filename, bundle, cachedData);
   return {
-    cli: module.exports,
+    cli: exports as CliModule,
     async keepCompiledCode() {
       if (cachePath === undefined || (cachedData !== undefined && !script.cachedDataRejected)) return;
       try {
@@ -109,4 +148,26 @@ function removeOldBuilds(parent: string): void {
     .map((entry) => ({ path: join(parent, entry), writtenMs: statSync(join(parent, entry)).mtimeMs }))
     .sort((a, b) => b.writtenMs - a.writtenMs);
   for (const build of builds.slice(KEPT_BUILDS)) rmSync(build.path, { recursive: true, force: true });
+}
+
+/** Resolves once everything written to `stream` so far has been handed to the OS. */
+const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write('', () => resolve()));
+
+/**
+ * Runs one command of the CLI in `bundle` and exits with its code: what bin/taxprep.js and the
+ * single executable (src/sea/main.ts) both do once they know where the bundle is.
+ */
+export async function runCli(bundle: CliBundle, argv: string[], env: Env): Promise<never> {
+  // A failed stdout (a reader gone, a full disk) is reported by the CLI with its own exit code
+  // (src/cli.ts, `main`); a failed stderr has nobody to tell. Either way a write failing after that,
+  // here or in the CLI, must not become an uncaught exception and a stack trace.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  const { cli, keepCompiledCode } = loadCli(bundle, argv, env);
+  const exitCode = await cli.main(argv);
+  // Exit as soon as the output is out, instead of when the event loop drains: V8 may still be
+  // compiling in the background and closed sockets linger for a moment, and a CLI gains nothing
+  // from waiting for either.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  await keepCompiledCode();
+  process.exit(exitCode);
 }

@@ -63,21 +63,21 @@ function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-function table(rows: Array<[string, string]>): string {
+function table(rows: ReadonlyArray<[string, string]>): string {
   const width = Math.max(...rows.map(([name]) => name.length));
   return rows.map(([name, text]) => `  ${name.padEnd(width)}  ${text}`).join('\n');
 }
 
-export function environmentTopic(): string {
-  return `Settings are taken in this order; the first that gives a value wins:
+/** The order settings are taken in, for `taxprep help environment` and taxprep(1). */
+export const SETTINGS_ORDER = `Settings are taken in this order; the first that gives a value wins:
   1. flags: --profile, --base-url (a profile chosen with --profile supplies its key and base URL)
   2. environment: ${ENVIRONMENT_VARIABLES.profile}, ${ENVIRONMENT_VARIABLES.apiKey}, ${ENVIRONMENT_VARIABLES.baseUrl}
   3. the profile: the one named by ${ENVIRONMENT_VARIABLES.profile}, else the default profile
   4. defaults: base URL ${DEFAULT_BASE_URL} (where \`taxprep serve --mock\` listens)
-\`taxprep whoami\` shows what is in effect and where each setting came from.
+\`taxprep whoami\` shows what is in effect and where each setting came from.`;
 
-Environment variables:
-${table([
+/** Every environment variable taxprep reads, with what it does. */
+export const ENVIRONMENT_ROWS: ReadonlyArray<[string, string]> = [
   [ENVIRONMENT_VARIABLES.apiKey, 'API key to use (for cron and CI; never pass a key as a flag)'],
   [ENVIRONMENT_VARIABLES.baseUrl, 'service address including /v1beta'],
   [ENVIRONMENT_VARIABLES.profile, 'stored profile to use instead of the default'],
@@ -94,7 +94,13 @@ ${table([
   ['TERM=dumb', 'turns colour off'],
   ['TAXPREP_FORCE_TTY', 'print as for a terminal (headers, readable dates) in a pipe too; a number also sets the width'],
   ['BROWSER=none', 'print links instead of opening a browser (deliverables get --open)'],
-])}
+];
+
+export function environmentTopic(): string {
+  return `${SETTINGS_ORDER}
+
+Environment variables:
+${table(ENVIRONMENT_ROWS)}
 `;
 }
 

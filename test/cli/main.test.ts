@@ -66,8 +66,18 @@ describe('version and help', () => {
     expect(result.stdout).toMatch(/^USAGE\n {2}taxprep /m);
   });
 
-  it.each([[['-v']], [['-V']], [['version']]])('taxprep %j prints the version', async (argv) => {
+  it.each([[['-v']], [['-V']]])('taxprep %j prints the version alone', async (argv) => {
     expect(await run(argv)).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+
+  it('taxprep version prints the version, commit, build date and what it runs on (unknown when run from the sources)', async () => {
+    expect(await run(['version'])).toEqual({
+      code: 0,
+      stdout: `taxprep ${VERSION}\ncommit:   unknown\nbuilt:    unknown\nruns on:  node ${process.version} (${process.platform}-${process.arch})\n`,
+      stderr: '',
+    });
+    const json = await run(['version', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({ version: VERSION, commit: 'unknown', build_date: 'unknown', runtime: `node ${process.version}`, node: process.version, platform: `${process.platform}-${process.arch}` });
   });
 
   it.each([

@@ -8,6 +8,16 @@ import { DEMO_API_KEYS } from '../../src/mock/seed';
 
 const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 
+/**
+ * The command line that runs taxprep: `node bin/taxprep.js` (the built bundle), or the single
+ * executable named by TAXPREP_TEST_EXECUTABLE (`npm run release` first), to run the end-to-end
+ * tests against it: `TAXPREP_TEST_EXECUTABLE=$PWD/release/taxprep-0.1.0-linux-x64 npx vitest run ... test/e2e`.
+ */
+export function taxprepCommand(): string[] {
+  const executable = process.env.TAXPREP_TEST_EXECUTABLE;
+  return executable ? [executable] : [process.execPath, BIN];
+}
+
 export interface CliResult {
   exitCode: number;
   stdout: string;
@@ -79,7 +89,7 @@ export async function runCli(args: string[], options: RunCliOptions = {}): Promi
     XDG_DATA_HOME: join(home, '.local', 'share'),
     ...options.env,
   };
-  const command = [process.execPath, BIN, ...args];
+  const command = [...taxprepCommand(), ...args];
   const result = options.tty
     ? await execa('script', ['-qfec', command.map(shellQuote).join(' '), '/dev/null'], {
         env,

@@ -1,7 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
-
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
+import { taxprepCommand } from './cli';
 
 export interface ServedMock {
   baseUrl: string;
@@ -18,7 +16,8 @@ export interface ServedMock {
  * line. Needs `npm run build` first (the test command does it).
  */
 export async function startServeMock(extraArgs: string[] = []): Promise<ServedMock> {
-  const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--json', ...extraArgs], {
+  const [command, ...args] = taxprepCommand();
+  const child = execa(command!, [...args, 'serve', '--mock', '--port', '0', '--json', ...extraArgs], {
     reject: false,
     env: { NO_COLOR: '1' },
   });

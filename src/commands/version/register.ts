@@ -2,7 +2,7 @@ import type { CommandSpec } from '../spec';
 
 export const version: CommandSpec = {
   name: 'version',
-  description: 'Print the version (also -v, -V, --version)',
-  examples: ['taxprep version'],
+  description: 'Print the version, the commit and build date, and what it runs on (-v, -V, --version print the version alone)',
+  examples: ['taxprep version', 'taxprep version --json'],
   load: () => import('./version'),
 };

@@ -1,0 +1,179 @@
+#!/usr/bin/env node
+// `npm run release`: builds, into release/ (ignored by git), what a user installs:
+//   taxprep-<version>.tgz             the npm package (`npm pack`; package.json `files` says what is in it)
+//   taxprep-<version>-linux-x64       a single executable: Node with the CLI inside, needing no Node installed
+//   taxprep_<version>_amd64.deb       that executable as /usr/bin/taxprep, with completions and man pages
+//   SHA256SUMS                        for `sha256sum -c`
+// The executable is Node's Single Executable Application: this Node's binary with a blob injected
+// (postject) that holds src/sea/main.ts as its main script and, as assets, dist/cli.cjs and every
+// module the bundle loads apart, each bundled with its own dependencies, and jq-wasm's jq.wasm.
+// .ci/release-check tests each artefact as a user would.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { buildOptions, checkAscii, mockBuildOptions } from './build.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
+const { version, description } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const out = join(root, 'release');
+const node = process.execPath;
+
+/** Node's fuse that marks a binary as holding an injected application (docs: single-executable-applications). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/**
+ * What the executable's `require` reaches besides Node's own modules: every name bin/build.js
+ * leaves out of dist/cli.cjs, as an asset bundled with its dependencies. Named by what the
+ * bundle asks for, so src/sea/main.ts needs no table of its own.
+ */
+const MODULES_APART = {
+  // ES module only; the bundle reads its `default` (src/config/store.ts).
+  conf: { stdin: "export { default } from 'conf';" },
+  'form-data': { stdin: "module.exports = require('form-data');" },
+  // The same API, with jq.wasm read from the executable's assets.
+  'jq-wasm': { entryPoints: ['src/sea/jq-wasm.ts'] },
+  './mock/server.cjs': { entryPoints: mockBuildOptions.entryPoints },
+};
+
+/** Runs a command, its output shown only when it fails. */
+function run(command, args, options = {}) {
+  try {
+    return execFileSync(command, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  } catch (error) {
+    process.stderr.write(`${command} ${args.join(' ')} failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+    throw error;
+  }
+}
+
+/** A bundle of the executable, with every dependency inside: there, only Node's own modules are on disk. */
+async function bundle(options, outfile) {
+  const { stdin, ...rest } = options;
+  await build({
+    absWorkingDir: root,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    // The main script is compiled with a code cache, under which Node 20 offers no import().
+    supported: { 'dynamic-import': false },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'none',
+    charset: 'ascii',
+    logLevel: 'warning',
+    outfile,
+    ...(stdin === undefined ? rest : { stdin: { contents: stdin, resolveDir: root, loader: 'js' } }),
+  });
+  checkAscii(readFileSync(outfile, 'latin1'));
+}
+
+/** Builds the single executable at `executable` from dist/ (built), using `work` for what goes into it. */
+export async function singleExecutable(work, executable) {
+  const missing = [...buildOptions.external, './mock/server.cjs'].filter((name) => !(name in MODULES_APART));
+  if (missing.length > 0) throw new Error(`bin/release.js: no asset for ${missing.join(', ')}, which dist/cli.cjs loads apart`);
+  const assets = { 'cli.cjs': join(root, 'dist', 'cli.cjs'), 'jq.wasm': require.resolve('jq-wasm/jq.wasm', { paths: [root] }) };
+  await bundle({ entryPoints: ['src/sea/main.ts'] }, join(work, 'main.cjs'));
+  await Promise.all(
+    Object.entries(MODULES_APART).map(([name, options], index) => {
+      assets[name] = join(work, `module-${index}.cjs`);
+      return bundle(options, assets[name]);
+    }),
+  );
+  const config = join(work, 'sea-config.json');
+  const blob = join(work, 'taxprep.blob');
+  // useCodeCache: the main script is compiled at build time; the CLI's bundle has its own cache (src/launch.ts).
+  writeFileSync(config, JSON.stringify({ main: join(work, 'main.cjs'), output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }, null, 2));
+  run(node, ['--experimental-sea-config', config]);
+  copyFileSync(node, executable);
+  chmodSync(executable, 0o755);
+  // Node's release binary carries its symbol table and debug information: 12 of its 99 MB, of no
+  // use to a user. Stripped before the blob goes in (stripping after would drop it).
+  run('strip', ['--strip-all', executable]);
+  run(node, [require.resolve('postject/dist/cli.js'), executable, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
+}
+
+/** Files the .deb installs, by their place on the target system. */
+function debianFiles(executable) {
+  const manPages = readdirSync(join(root, 'man')).filter((name) => name.endsWith('.1'));
+  return [
+    { path: 'usr/bin/taxprep', from: executable, mode: 0o755 },
+    // Where each shell looks for completions shipped by packages.
+    { path: 'usr/share/bash-completion/completions/taxprep', from: join(root, 'completions', 'taxprep.bash') },
+    { path: 'usr/share/zsh/vendor-completions/_taxprep', from: join(root, 'completions', '_taxprep') },
+    { path: 'usr/share/fish/vendor_completions.d/taxprep.fish', from: join(root, 'completions', 'taxprep.fish') },
+    ...manPages.map((name) => ({ path: `usr/share/man/man1/${name}.gz`, contents: gzipSync(readFileSync(join(root, 'man', name)), { level: 9 }) })),
+  ];
+}
+
+function debianPackage(work, executable, deb) {
+  const staging = join(work, 'deb');
+  let installedBytes = 0;
+  for (const file of debianFiles(executable)) {
+    const target = join(staging, file.path);
+    mkdirSync(join(target, '..'), { recursive: true, mode: 0o755 });
+    if (file.from !== undefined) copyFileSync(file.from, target);
+    else writeFileSync(target, file.contents);
+    chmodSync(target, file.mode ?? 0o644);
+    installedBytes += statSync(target).size;
+  }
+  mkdirSync(join(staging, 'DEBIAN'));
+  const control = [
+    'Package: taxprep',
+    `Version: ${version}`,
+    'Architecture: amd64',
+    'Maintainer: taxprep maintainers <taxprep@localhost>',
+    'Section: utils',
+    'Priority: optional',
+    // What Node's own binary links against.
+    'Depends: libc6 (>= 2.28), libstdc++6, libgcc-s1',
+    `Installed-Size: ${Math.ceil(installedBytes / 1024)}`,
+    `Description: ${description.split(',')[0]}`,
+    ' A single executable with Node inside: no Node installation is needed.',
+    '',
+  ].join('\n');
+  writeFileSync(join(staging, 'DEBIAN', 'control'), control);
+  // gzip: xz takes about a minute for Node's 100 MB on two cores and saves a few MB.
+  run('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', staging, deb]);
+}
+
+function checksums(files) {
+  const lines = files.map((file) => `${createHash('sha256').update(readFileSync(join(out, file))).digest('hex')}  ${file}\n`);
+  writeFileSync(join(out, 'SHA256SUMS'), lines.join(''));
+}
+
+/** Everything in release/, afresh. */
+async function release() {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out);
+  const work = mkdtempSync(join(tmpdir(), 'taxprep-release-'));
+  try {
+    run(node, ['bin/build.js']);
+    // Packed from the build above: `prepare` would build again, with another build date.
+    const tarball = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]))[0].filename;
+    const executable = `taxprep-${version}-linux-x64`;
+    await singleExecutable(work, join(out, executable));
+    const deb = `taxprep_${version}_amd64.deb`;
+    debianPackage(work, join(out, executable), join(out, deb));
+    checksums([tarball, executable, deb]);
+    for (const file of [tarball, executable, deb, 'SHA256SUMS']) process.stdout.write(`release/${file}  ${(statSync(join(out, file)).size / 1e6).toFixed(1)} MB\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// Run, not imported (bench/startup.bench.js imports singleExecutable).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    process.stderr.write(`npm run release builds for linux-x64 from this Node's binary; this is ${process.platform}-${process.arch}.\n`);
+    process.exitCode = 2;
+  } else {
+    await release();
+  }
+}

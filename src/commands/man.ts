@@ -1,0 +1,140 @@
+import { EXIT_CODE_MEANINGS } from '../errors';
+import { ENVIRONMENT_ROWS, SETTINGS_ORDER } from '../help/topics';
+import { LEDGER_FILE_NAME } from './login-link/lib/ledgerPaths';
+import { flagHelp, walk, type CommandSpec, type FlagSpec } from './spec';
+
+/**
+ * The man pages, made from the same declarations as `--help`, the completions and the README's
+ * table (`npm run completions` writes them to man/): taxprep(1) for the program, with its
+ * environment, exit codes and files, and one page a command, `taxprep-docs-upload(1)`, for
+ * every visible command, a noun that groups subcommands included.
+ */
+export interface ManPage {
+  /** `taxprep-docs-upload.1`. */
+  file: string;
+  text: string;
+}
+
+const HELP_FLAG: FlagSpec = { flag: '-h, --help', help: 'show help for a command' };
+const VERSION_FLAG: FlagSpec = { flag: '-V, --version', help: 'print the version' };
+
+/** The files taxprep keeps, by what each holds. */
+const FILES: ReadonlyArray<[string, string]> = [
+  ['$XDG_CONFIG_HOME/taxprep/profiles.json', 'stored profiles: base URL and API key of each (mode 0600). Default ~/.config/taxprep/profiles.json.'],
+  [`$XDG_DATA_HOME/taxprep/${LEDGER_FILE_NAME}`, 'the login-link ledger: every link created, for renewal from cron (mode 0600). Default ~/.local/share/taxprep.'],
+  ['$XDG_CACHE_HOME/taxprep/compiled/', 'compiled code kept between runs to start faster; safe to delete. Default ~/.cache/taxprep.'],
+];
+
+/**
+ * Text as roff reads it: backslashes escaped, a line that would start with a control character
+ * guarded, and every hyphen a minus sign, so that flags and commands copied from a terminal work.
+ */
+function roff(text: string): string {
+  return text
+    .replace(/\\/g, '\\e')
+    .replace(/-/g, '\\-')
+    .replace(/^([.'])/gm, '\\&$1');
+}
+
+function pageName(path: readonly string[]): string {
+  return ['taxprep', ...path].join('-');
+}
+
+function reference(path: readonly string[]): string {
+  return `\\fB${roff(pageName(path))}\\fR(1)`;
+}
+
+/** A tagged paragraph: the term in bold, then its text indented. */
+function item(term: string, text: string): string[] {
+  return ['.TP', term, roff(text)];
+}
+
+function flagItems(flags: readonly FlagSpec[]): string[] {
+  return flags.flatMap((flag) => {
+    const [names, value] = flag.flag.split(/ (?=[<[])/);
+    return item(`\\fB${roff(names!)}\\fR${value === undefined ? '' : ` \\fI${roff(value)}\\fR`}`, flagHelp(flag));
+  });
+}
+
+/** Text kept as written, line for line (examples, notes). */
+function preformatted(text: string): string[] {
+  return ['.PP', '.RS 4', '.nf', ...text.split('\n').map(roff), '.fi', '.RE'];
+}
+
+function section(title: string, lines: string[]): string[] {
+  return lines.length === 0 ? [] : [`.SH ${title}`, ...lines];
+}
+
+function synopsis(path: readonly string[], spec: CommandSpec): string {
+  const words = ['taxprep', ...path].map((word) => `\\fB${roff(word)}\\fR`);
+  if (spec.load === undefined) return [...words, '\\fIcommand\\fR', '[\\fIoptions\\fR]'].join(' ');
+  return [...words, '[\\fIoptions\\fR]', ...(spec.arguments ?? []).map((argument) => `\\fI${roff(argument.name)}\\fR`)].join(' ');
+}
+
+function header(path: readonly string[], version: string, summary: string): string[] {
+  return [
+    ".\\\" Generated from the command declarations (src/commands) by `npm run completions`; do not edit.",
+    `.TH "${roff(pageName(path).toUpperCase())}" "1" "" "taxprep ${roff(version)}" "taxprep manual"`,
+    // Left-aligned, no hyphenation: names such as TAXPREP_MAX_RESPONSE_SIZE stay whole, to be copied.
+    '.ad l',
+    '.nh',
+    '.SH NAME',
+    `${roff(pageName(path))} \\- ${roff(summary)}`,
+  ];
+}
+
+function commandPage(root: CommandSpec, path: readonly string[], spec: CommandSpec, version: string): ManPage {
+  const subcommands = (spec.subcommands ?? []).filter((sub) => !sub.hidden);
+  const related = [path.slice(0, -1), ...subcommands.map((sub) => [...path, sub.name])];
+  const lines = [
+    ...header(path, version, spec.description),
+    '.SH SYNOPSIS',
+    synopsis(path, spec),
+    '.SH DESCRIPTION',
+    roff(spec.description),
+    ...section('COMMANDS', subcommands.flatMap((sub) => item(reference([...path, sub.name]), sub.description))),
+    ...section('ARGUMENTS', (spec.arguments ?? []).flatMap((argument) => item(`\\fI${roff(argument.name)}\\fR`, argument.values ? `${argument.help}: ${argument.values.join(', ')}` : argument.help))),
+    ...section('OPTIONS', flagItems(spec.flags ?? [])),
+    // Accepted before or after any command: the program's own flags.
+    ...section('GLOBAL OPTIONS', flagItems([...(root.flags ?? []), HELP_FLAG])),
+    ...section('JSON FIELDS', spec.jsonFields ? ['Fields \\fB\\-\\-json\\fR \\fIfield\\fR,... may select:', roff(spec.jsonFields.join(', '))] : []),
+    ...section('EXAMPLES', spec.examples?.length ? preformatted(spec.examples.map((line) => `$ ${line}`).join('\n')) : []),
+    ...section('NOTES', spec.notes === undefined ? [] : preformatted(spec.notes)),
+    '.SH SEE ALSO',
+    related.map(reference).join(', '),
+  ];
+  return { file: `${pageName(path)}.1`, text: `${lines.join('\n')}\n` };
+}
+
+function programPage(root: CommandSpec, version: string): ManPage {
+  const commands = walk(root).filter(({ path, spec }) => path.length > 0 && spec.load !== undefined);
+  const lines = [
+    ...header([], version, root.description),
+    '.SH SYNOPSIS',
+    '\\fBtaxprep\\fR \\fIcommand\\fR [\\fIoptions\\fR]',
+    '.SH DESCRIPTION',
+    roff(root.description),
+    'Each command has a page of its own, named by its words: \\fBman taxprep\\-docs\\-upload\\fR.',
+    '.SH COMMANDS',
+    ...commands.flatMap(({ path, spec }) => item(reference(path), spec.description)),
+    '.SH OPTIONS',
+    flagItems([...(root.flags ?? []), HELP_FLAG, VERSION_FLAG]).join('\n'),
+    '.SH ENVIRONMENT',
+    ...preformatted(SETTINGS_ORDER),
+    ...ENVIRONMENT_ROWS.flatMap(([name, text]) => item(`\\fB${roff(name)}\\fR`, text)),
+    '.SH EXIT STATUS',
+    'The same for every command; scripts and cron can branch on them. With \\fB\\-\\-json\\fR, a failure also prints the error as JSON on standard error.',
+    ...EXIT_CODE_MEANINGS.flatMap(([code, meaning]) => item(`\\fB${code}\\fR`, meaning)),
+    '.SH FILES',
+    ...FILES.flatMap(([path, text]) => item(`\\fI${roff(path)}\\fR`, text)),
+    ...section('EXAMPLES', root.examples?.length ? preformatted(root.examples.map((line) => `$ ${line}`).join('\n')) : []),
+    '.SH SEE ALSO',
+    (root.subcommands ?? []).filter((sub) => !sub.hidden).map((sub) => reference([sub.name])).join(', '),
+  ];
+  return { file: 'taxprep.1', text: `${lines.join('\n')}\n` };
+}
+
+/** Every page, taxprep(1) first. */
+export function manPages(root: CommandSpec, version: string): ManPage[] {
+  return [programPage(root, version), ...walk(root).slice(1).map(({ path, spec }) => commandPage(root, path, spec, version))];
+}
