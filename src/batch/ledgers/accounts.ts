@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LedgerState, type LedgerKind } from '../ledger';
+import { ACCOUNTS_FILE_NAME } from './fileNames';
 
 /**
  * The accounts ledger: which accounts this tool created (`accounts create`, `accounts import`) or
@@ -14,7 +15,7 @@ import { LedgerState, type LedgerKind } from '../ledger';
  */
 export const ACCOUNTS: LedgerKind = {
   label: 'accounts',
-  fileName: 'accounts.ndjson',
+  fileName: ACCOUNTS_FILE_NAME,
   types: ['intent', 'created', 'exists', 'refused'],
   damagedHint: 'the next import then asks the service about every row again, and its 409s name the accounts already there',
 };
