@@ -148,12 +148,12 @@ function importJob(run: ImportRun): BatchJob<AccountRow, ImportOutcome> {
           spouse_login_link_expires_at: account.spouse?.login_link_expires_at ?? null,
         });
         // Without an id (a service that leaves it out) the intent stays open: the next run's 409 names it.
-        if (accountId !== null) await ledger.recordAccount('created', { ...fields(row.email), account_id: accountId, source: 'import', intent: sent.intent });
+        if (accountId !== null) await ledger.recordAccount('created', { ...fields(row.email), account_id: accountId, source: 'import', intent: sent.intent }, { wait: false });
         return { kind: 'created', item: row, accountId };
       } catch (error) {
         const existing = existingAccountId(error, row.email);
         if (existing === undefined) throw error;
-        await ledger.recordAccount('exists', { ...fields(row.email), account_id: existing, source: 'import', ...(intent === undefined ? {} : { intent }) });
+        await ledger.recordAccount('exists', { ...fields(row.email), account_id: existing, source: 'import', ...(intent === undefined ? {} : { intent }) }, { wait: false });
         return { kind: 'exists', item: row, accountId: existing };
       }
     },
