@@ -1,6 +1,6 @@
 import { EXIT_CODE_MEANINGS } from '../errors';
 import { ENVIRONMENT_ROWS, SETTINGS_ORDER } from '../help/topics';
-import { LEDGER_FILE_NAME } from './login-link/lib/ledgerPaths';
+import { ACCOUNTS_FILE_NAME, DOCUMENTS_FILE_NAME, LOGIN_LINKS_FILE_NAME } from '../batch/ledgers/fileNames';
 import { flagHelp, walk, type CommandSpec, type FlagSpec } from './spec';
 
 /**
@@ -21,7 +21,10 @@ const VERSION_FLAG: FlagSpec = { flag: '-V, --version', help: 'print the version
 /** The files taxprep keeps, by what each holds. */
 const FILES: ReadonlyArray<[string, string]> = [
   ['$XDG_CONFIG_HOME/taxprep/profiles.json', 'stored profiles: base URL and API key of each (mode 0600). Default ~/.config/taxprep/profiles.json.'],
-  [`$XDG_DATA_HOME/taxprep/${LEDGER_FILE_NAME}`, 'the login-link ledger: every link created, for renewal from cron (mode 0600). Default ~/.local/share/taxprep.'],
+  [`$XDG_DATA_HOME/taxprep/${LOGIN_LINKS_FILE_NAME}`, 'the login-link ledger: every link created (never the link itself), for renewal from cron (mode 0600). Default ~/.local/share/taxprep.'],
+  [`$XDG_DATA_HOME/taxprep/${ACCOUNTS_FILE_NAME}`, 'the accounts ledger: accounts created by accounts create and accounts import, so that an import resumes without duplicates (mode 0600).'],
+  [`$XDG_DATA_HOME/taxprep/${DOCUMENTS_FILE_NAME}`, 'the documents ledger: files docs sync uploaded, by content hash, so that a sync uploads only what is missing (mode 0600).'],
+  ['$XDG_DATA_HOME/taxprep/*.lock', 'the lock of the ledger beside it, held by the one batch run that writes it.'],
   ['$XDG_CACHE_HOME/taxprep/compiled/', 'compiled code kept between runs to start faster; safe to delete. Default ~/.cache/taxprep.'],
 ];
 

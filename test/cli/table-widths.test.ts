@@ -9,7 +9,7 @@ import * as ledgerCommand from '../../src/commands/login-link/ledger';
 import * as listProfiles from '../../src/commands/profiles/list';
 import * as listProjects from '../../src/commands/projects/list';
 import * as projectStatus from '../../src/commands/projects/status';
-import { Ledger } from '../../src/commands/login-link/lib/ledgerStore';
+import { Ledger } from '../../src/batch/ledgers/loginLinks';
 import { renderTable, truncateMiddle } from '../../src/output/table';
 import { palette } from '../../src/output/colors';
 import { CONFIGURABLE_QUERY_PARAMETERS, DEFAULT_MAX_RESPONSE_BYTES } from '../../src/config/settings';

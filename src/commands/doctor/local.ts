@@ -6,7 +6,7 @@ import { describeKeySource, ENVIRONMENT_VARIABLES } from '../../config/settings'
 import { EXIT } from '../../errors';
 import { appDirectory } from '../../lib/paths';
 import type { ResolvedSettings } from '../../types';
-import { defaultLedgerPath } from '../login-link/lib/ledgerPaths';
+import { defaultLedgerPath } from '../../batch/ledgers/loginLinks';
 import { fail, ok, warn, type Check } from './checks';
 import { isLoopback, proxyInEffect } from './proxy';
 

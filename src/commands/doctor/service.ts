@@ -3,7 +3,7 @@ import { checkKey, type KeyCheckOutcome } from '../../api/keyCheck';
 import { ApiError, CliError, EXIT, NetworkError } from '../../errors';
 import { formatDuration } from '../../lib/duration';
 import type { Clock } from '../../types';
-import { readRateLimit } from '../login-link/lib/pacer';
+import { readRateLimit } from '../../batch/pacer';
 import type { CountedApi } from './budget';
 import { fail, ok, skip, warn, type Check } from './checks';
 import { proxyInEffect } from './proxy';

@@ -2,9 +2,9 @@ import { ApiError } from '../../errors';
 import { createFormat, type Format } from '../../output/format';
 import { palette } from '../../output/colors';
 import type { Context } from '../../types';
-import type { LoginLinkItem } from './lib/input';
-import { ledgerPathOf } from './lib/ledgerPaths';
-import { readLedger } from './lib/ledgerStore';
+import { ledgerPathOf } from '../../batch/ledger';
+import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
+import type { LoginLinkItem } from './input';
 import { targetOf, type Session } from './generate';
 import type { RunFlags } from './options';
 import type { Decision } from './renew';
@@ -18,7 +18,7 @@ import type { Decision } from './renew';
 
 /** When the ledger's last link of each item's user expires, for those not expired yet (they may have been used). */
 async function liveLinksKnown(session: Session, flags: RunFlags, items: readonly LoginLinkItem[]): Promise<string[]> {
-  const ledger = await readLedger(ledgerPathOf(session.ctx, flags));
+  const ledger = await readLedger(ledgerPathOf(LOGIN_LINKS, session.ctx, flags));
   const now = session.ctx.clock.now().getTime();
   return items.flatMap((item) => {
     const expiresAt = ledger.findLink(targetOf(session, item))?.link.expires_at;
