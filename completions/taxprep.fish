@@ -84,6 +84,7 @@ complete -c taxprep -n '__taxprep_at taxprep/docs' -a get -d 'Show one document'
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -F
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l tax-year -x -d 'tax year the documents belong to (required)'
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l description -x -d 'free text stored with every uploaded document'
+complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l allow-duplicate -d 'upload even a file whose name the account already has for that tax year'
 complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l tax-year -x -d 'only documents of this tax year'
 complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l limit -x -d 'page size'
 complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l offset -x -d 'number of documents to skip'

@@ -57,7 +57,12 @@ describe('argv -> options', () => {
     [
       'docs upload of several files',
       ['docs', 'upload', '1001', 'a.pdf', 'b.png', '--tax-year', '2024', '--description', 'From the bank'],
-      { accountId: 1001, paths: ['a.pdf', 'b.png'], fields: { tax_year: 2024, description: 'From the bank' } },
+      { accountId: 1001, paths: ['a.pdf', 'b.png'], fields: { tax_year: 2024, description: 'From the bank' }, allowDuplicate: false },
+    ],
+    [
+      'docs upload --allow-duplicate',
+      ['docs', 'upload', '1001', 'a.pdf', '--tax-year', '2024', '--allow-duplicate'],
+      { accountId: 1001, paths: ['a.pdf'], fields: { tax_year: 2024 }, allowDuplicate: true },
     ],
     ['docs list', ['docs', 'list', '1001'], { accountId: 1001, query: {}, all: false, ndjson: false }],
     [

@@ -1,3 +1,4 @@
+import { DOCUMENT_EXTENSIONS, DOCUMENT_MAX_BYTES } from '../../contract/uploads';
 import { DESCRIPTION_MAX_CHARACTERS, TAX_YEAR } from '../../contract/vocabulary';
 import { pageFlags } from '../pageFlags';
 import type { CommandSpec, FlagSpec } from '../spec';
@@ -11,12 +12,17 @@ export const uploadDocuments: CommandSpec = {
   name: 'upload',
   description: 'Upload one or more files to an account (all are checked before the first is sent)',
   arguments: [ACCOUNT_ID, { name: '<file...>', help: 'files to upload', complete: 'files' }],
-  flags: [TAX_YEAR_FLAG, { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS }],
+  flags: [
+    TAX_YEAR_FLAG,
+    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS },
+    { flag: '--allow-duplicate', help: 'upload even a file whose name the account already has for that tax year' },
+  ],
   examples: [
     'taxprep docs upload 1001 w2.pdf --tax-year 2024',
     'taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-year 2024 --description "Forms from the bank"',
     "taxprep docs upload 1001 scans/*.png --tax-year 2024 --json | jq '.[].id'",
   ],
+  notes: `Every file is checked before the first byte is sent: it exists, is readable, is one of the types the service takes (${DOCUMENT_EXTENSIONS.join(' ')}) and at most ${DOCUMENT_MAX_BYTES / 1024 / 1024} MiB, and the account has no document of that name for the tax year (--allow-duplicate uploads it anyway). If any file fails, nothing is uploaded.`,
   jsonFields: DOCUMENT_FIELDS,
   load: () => import('./upload'),
 };
