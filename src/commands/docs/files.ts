@@ -60,17 +60,17 @@ export function storedNameKey(filename: string): string {
 }
 
 /**
- * The account's documents of one tax year by stored name (the newest first when a name is there
- * twice), read page by page. A row of another year from a service that ignores the filter is
+ * The account's documents of one tax year by stored name, each name's newest first (the list's
+ * order), read page by page. A row of another year from a service that ignores the filter is
  * dropped by the client; a row without a year is kept, since the filter returned it.
  */
-export async function documentsByName(api: ApiClient, accountId: number, taxYear: number, signal?: AbortSignal): Promise<Map<string, ListedDocument>> {
-  const byName = new Map<string, ListedDocument>();
+export async function documentsByName(api: ApiClient, accountId: number, taxYear: number, signal?: AbortSignal): Promise<Map<string, ListedDocument[]>> {
+  const byName = new Map<string, ListedDocument[]>();
   for await (const page of api.pages('listDocuments', { params: { account_id: accountId }, query: { tax_year: taxYear }, signal })) {
     for (const document of page.data.documents) {
       if (typeof document.filename !== 'string') continue;
       const key = storedNameKey(document.filename);
-      if (!byName.has(key)) byName.set(key, document);
+      byName.set(key, [...(byName.get(key) ?? []), document]);
     }
   }
   return byName;

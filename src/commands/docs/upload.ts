@@ -76,7 +76,7 @@ async function checkNotStored(api: ApiClient, options: UploadOptions, files: Upl
   const stored = await documentsByName(api, options.accountId, options.fields.tax_year, signal);
   const problems: Array<[string, string]> = [];
   for (const file of files) {
-    const existing = stored.get(storedNameKey(file.filename));
+    const existing = stored.get(storedNameKey(file.filename))?.[0];
     if (existing === undefined) continue;
     const uploaded = existing.uploaded_at === undefined || existing.uploaded_at === null ? '' : `, uploaded ${sanitizeLine(existing.uploaded_at)}`;
     problems.push([file.path, `is already on account ${options.accountId} for ${options.fields.tax_year} as document ${sanitizeLine(existing.id)} (${sanitizeLine(existing.filename)}${uploaded})`]);
