@@ -3,6 +3,7 @@ import { access, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { TolerantItemOf } from '../../api/tolerant';
 import type { ApiClient, UploadFile } from '../../api/types';
+import { pacedPages, type RateLimitPacer } from '../../batch/pacer';
 import { DOCUMENT_EXTENSIONS, DOCUMENT_MAX_BYTES, documentMediaTypeOf, safeDocumentFilename } from '../../contract/uploads';
 import { formatBytes } from '../../output/progress';
 
@@ -61,12 +62,18 @@ export function storedNameKey(filename: string): string {
 
 /**
  * The account's documents of one tax year by stored name, each name's newest first (the list's
- * order), read page by page. A row of another year from a service that ignores the filter is
+ * order), read page by page (through the pacer of a batch when given one). A row of another year from a service that ignores the filter is
  * dropped by the client; a row without a year is kept, since the filter returned it.
  */
-export async function documentsByName(api: ApiClient, accountId: number, taxYear: number, signal?: AbortSignal): Promise<Map<string, ListedDocument[]>> {
+export async function documentsByName(
+  api: ApiClient,
+  accountId: number,
+  taxYear: number,
+  options: { signal?: AbortSignal; pacer?: RateLimitPacer } = {},
+): Promise<Map<string, ListedDocument[]>> {
   const byName = new Map<string, ListedDocument[]>();
-  for await (const page of api.pages('listDocuments', { params: { account_id: accountId }, query: { tax_year: taxYear }, signal })) {
+  const pages = api.pages('listDocuments', { params: { account_id: accountId }, query: { tax_year: taxYear }, signal: options.signal });
+  for await (const page of options.pacer === undefined ? pages : pacedPages(options.pacer, pages, options.signal)) {
     for (const document of page.data.documents) {
       if (typeof document.filename !== 'string') continue;
       const key = storedNameKey(document.filename);

@@ -73,7 +73,7 @@ export async function checkFiles(paths: string[]): Promise<UploadFile[]> {
  * refuses an existing asset unless `--clobber`): a second upload would be a second document.
  */
 async function checkNotStored(api: ApiClient, options: UploadOptions, files: UploadFile[], signal: AbortSignal): Promise<void> {
-  const stored = await documentsByName(api, options.accountId, options.fields.tax_year, signal);
+  const stored = await documentsByName(api, options.accountId, options.fields.tax_year, { signal });
   const problems: Array<[string, string]> = [];
   for (const file of files) {
     const existing = stored.get(storedNameKey(file.filename))?.[0];
