@@ -14,7 +14,7 @@ import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options
 import { RateLimitPacer } from '../../batch/pacer';
 import { cells, runBatch, type BatchJob } from '../../batch/run';
 import { sendTracked } from '../../batch/send';
-import { DocumentUploadFields, fieldErrors, pathId, safeDocumentFilename } from '../../contract';
+import { DOCUMENT_EXTENSIONS, DocumentUploadFields, fieldErrors, pathId, safeDocumentFilename } from '../../contract';
 import { CliError, EXIT, UsageError } from '../../errors';
 import { createOutput, type Output } from '../../output';
 import type { Palette } from '../../output/colors';
@@ -24,7 +24,7 @@ import { writeText } from '../../output/write';
 import type { Context } from '../../types';
 import { flagConflict, parseFlagFields } from '../parseFlags';
 import type { RawInvocation } from '../types';
-import { ACCEPTED_EXTENSIONS, contentProblem, documentsByName, fileErrorProblem, unreadableProblem, uploadFileOf } from './files';
+import { contentProblem, documentsByName, fileErrorProblem, unreadableProblem, uploadFileOf } from './files';
 import { describeDecision, groupKey, groupsToList, plan, type Decision, type LedgerKnowledge, type Listing, type PlannedFile, type SyncFile } from './lib/syncPlan';
 import { excluder, hashFile, manifestSource, walkLayout, type LeftOut, type ManifestRow, type SourceList, type SourceProblem } from './lib/syncSources';
 import { syncDocuments } from './register';
@@ -143,14 +143,18 @@ async function prepareFiles(list: SourceList, description: string | undefined): 
 async function collectFiles(ctx: Context, options: SyncOptions): Promise<{ files: SyncFile[]; problems: SourceProblem[]; leftOut: LeftOut }> {
   const list = options.manifest === undefined ? await walkLayout(options.dir, options.excludes) : await readManifest(ctx, options, options.manifest);
   const { files, problems } = await prepareFiles(list, options.description);
+  // In input order: a manifest's lines by number, a walk's entries by path.
+  const lineOf = (problem: SourceProblem) => (problem.where.startsWith('line ') ? Number(problem.where.slice(5)) : 0);
+  problems.sort((a, b) => lineOf(a) - lineOf(b) || (a.where < b.where ? -1 : a.where > b.where ? 1 : 0));
   if (problems.length > 0 && !options.skipInvalid) {
     const texts = problems.map(problemText);
+    const entries = new Set(problems.map((problem) => problem.where)).size;
     const typeRefused = problems.some((problem) => problem.problem.includes('of a type uploads do not take') || problem.problem.includes('no file extension'));
     const listed = texts.slice(0, 20);
     const more = texts.length > listed.length ? `\n  (and ${texts.length - listed.length} more)` : '';
-    throw new UsageError(`cannot sync ${problems.length} ${problems.length === 1 ? 'entry' : 'entries'} of ${options.manifest ?? options.dir}; nothing was sent:\n  ${listed.join('\n  ')}${more}`, {
+    throw new UsageError(`cannot sync ${entries} ${entries === 1 ? 'entry' : 'entries'} of ${options.manifest ?? options.dir}; nothing was sent:\n  ${listed.join('\n  ')}${more}`, {
       details: { problems: texts },
-      hint: `${typeRefused ? `Uploads take ${ACCEPTED_EXTENSIONS}. ` : ''}Fix or --exclude them, or pass --skip-invalid to sync the rest and report these as failed.`,
+      hint: `${typeRefused ? `Uploads take ${DOCUMENT_EXTENSIONS.join(' ')}. ` : ''}Fix or --exclude them, or pass --skip-invalid to sync the rest and report these as failed.`,
     });
   }
   return { files, problems, leftOut: list.leftOut };
