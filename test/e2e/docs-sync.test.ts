@@ -300,3 +300,48 @@ describe('docs sync: durability', () => {
     expect(storedCounts().size).toBe(2);
   });
 });
+
+describe("the README's nightly sync recipe, run as cron runs it", () => {
+  /** The recipe's script, word for word but for the two paths a machine chooses: taxprep's and the shared folder's. */
+  function recipe(folder: string): string {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-sync:[\s\S]*?)```/.exec(readme)?.[1];
+    expect(script).toBeDefined();
+    return script!.replace('/usr/local/bin/taxprep ', `${process.execPath} ${BIN} `).replace('/srv/shared/clients', folder);
+  }
+
+  it('uploads the new files once, is quiet while all is well, logs each night and mails a conflict', async () => {
+    await runCli(['profiles', 'add', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
+    put({ [`${A}/2025/w2.pdf`]: 'w2', [`${B}/2024/k1.pdf`]: 'k1', [`${A}/2025/drafts/todo.txt`]: 'later' });
+    const script = join(home, 'taxprep-sync');
+    writeFileSync(script, recipe(dir), { mode: 0o755 });
+    // cron: no terminal (a session of its own), no stdin, an environment of a few variables.
+    const cron = () => execa(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, reject: false, stdin: 'ignore', detached: true });
+    const state = join(home, '.local', 'state', 'taxprep');
+    const results = () => readFileSync(join(state, 'sync.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+
+    const first = await cron();
+    expect([first.exitCode, first.stdout, first.stderr]).toEqual([0, '', '']);
+    expect(results().map((line) => [line.path, line.result])).toEqual([
+      [`${A}/2025/w2.pdf`, 'uploaded'],
+      [`${B}/2024/k1.pdf`, 'uploaded'],
+    ]);
+
+    put({ [`${A}/2025/1099.txt`]: '1099' });
+    const second = await cron();
+    expect([second.exitCode, second.stdout, second.stderr]).toEqual([0, '', '']);
+    expect(results().map((line) => line.path)).toEqual([`${A}/2025/w2.pdf`, `${B}/2024/k1.pdf`, `${A}/2025/1099.txt`]);
+    expect([...storedCounts().values()]).toEqual([1, 1, 1]);
+
+    writeFileSync(join(dir, `${A}/2025/w2.pdf`), 'w2, edited');
+    const conflict = await cron();
+    expect(conflict.exitCode).toBe(9);
+    const mail = String(conflict.stdout);
+    expect(mail).toContain(`taxprep docs sync exited 9 (see taxprep help exit-codes); this run, also in ${join(state, 'sync.log')}:`);
+    expect(mail).toContain(`failed: ${A}/2025/w2.pdf DOCUMENT_CONFLICT`);
+    const log = readFileSync(join(state, 'sync.log'), 'utf8');
+    expect(log.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (left out: .*\n)?documents: /gm)).toHaveLength(3);
+    expect(log).toContain('documents: 0 uploaded, 2 skipped, 1 failed');
+    expect(results().at(-1)).toMatchObject({ path: `${A}/2025/w2.pdf`, result: 'conflict', error: { code: 'DOCUMENT_CONFLICT' } });
+  });
+});
