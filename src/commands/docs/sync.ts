@@ -12,6 +12,7 @@ import { ledgerPathOf, withLedger } from '../../batch/ledger';
 import { DOCUMENTS, DocumentsLedger, DocumentsLedgerView, readDocumentsLedger, type DocumentTarget } from '../../batch/ledgers/documents';
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { RateLimitPacer } from '../../batch/pacer';
+import { runPool } from '../../batch/pool';
 import { cells, runBatch, type BatchJob } from '../../batch/run';
 import { sendTracked } from '../../batch/send';
 import { DOCUMENT_EXTENSIONS, DocumentUploadFields, fieldErrors, pathId, safeDocumentFilename } from '../../contract';
@@ -26,7 +27,7 @@ import { flagConflict, parseFlagFields } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { contentProblem, documentsByName, fileErrorProblem, unreadableProblem, uploadFileOf } from './files';
 import { describeDecision, groupKey, groupsToList, plan, type Decision, type LedgerKnowledge, type Listing, type PlannedFile, type SyncFile } from './lib/syncPlan';
-import { excluder, hashFile, manifestSource, walkLayout, type LeftOut, type ManifestRow, type SourceList, type SourceProblem } from './lib/syncSources';
+import { excluder, hashFile, HASH_CHUNK_BYTES, manifestSource, walkLayout, type LeftOut, type ManifestRow, type SourceList, type SourceProblem, type SyncSource } from './lib/syncSources';
 import { syncDocuments } from './register';
 
 export interface SyncOptions extends BatchFlags {
@@ -113,31 +114,48 @@ function problemText(problem: SourceProblem): string {
   return `${sanitizeLine(problem.where)} ${sanitizeLine(problem.problem)}`;
 }
 
-/** Each file: readable, a regular file, of an accepted type and size, then hashed by streaming it. */
+/** Files checked and hashed at a time: the disk's latency, not its bandwidth, bounds many small files. */
+const PREPARE_CONCURRENCY = 8;
+
+/** Each file: readable, a regular file, of an accepted type and size, then hashed chunk by chunk; in input order. */
 async function prepareFiles(list: SourceList, description: string | undefined): Promise<{ files: SyncFile[]; problems: SourceProblem[] }> {
+  const prepared: Array<SyncFile | SourceProblem | undefined> = new Array(list.sources.length);
+  // One read buffer per file in progress, reused from file to file.
+  const buffers = Array.from({ length: PREPARE_CONCURRENCY }, () => Buffer.allocUnsafe(HASH_CHUNK_BYTES));
+  await runPool(list.sources, PREPARE_CONCURRENCY, new AbortController().signal, async (source, index) => {
+    const buffer = buffers.pop()!;
+    try {
+      prepared[index] = await prepareFile(source, description, buffer);
+    } finally {
+      buffers.push(buffer);
+    }
+  });
   const files: SyncFile[] = [];
   const problems = [...list.problems];
-  for (const source of list.sources) {
-    const where = source.line === undefined ? source.relative : `line ${source.line}`;
-    const named = (problem: string): SourceProblem => ({ where, problem: source.line === undefined ? problem : `${source.relative} ${problem}` });
-    const unreadable = await unreadableProblem(source.path);
-    if (unreadable !== undefined) {
-      problems.push(named(unreadable));
-      continue;
-    }
-    const refused = contentProblem(basename(source.path), (await stat(source.path)).size);
-    if (refused !== undefined) {
-      problems.push(named(refused));
-      continue;
-    }
-    try {
-      const { sha256, size } = await hashFile(source.path);
-      files.push({ ...source, description: source.description ?? description, filename: safeDocumentFilename(basename(source.path)), sha256, size });
-    } catch (error) {
-      problems.push(named(fileErrorProblem(error)));
-    }
+  for (const entry of prepared) {
+    if (entry === undefined) continue;
+    if ('problem' in entry) problems.push(entry);
+    else files.push(entry);
   }
   return { files, problems };
+}
+
+async function prepareFile(source: SyncSource, description: string | undefined, buffer: Buffer): Promise<SyncFile | SourceProblem> {
+  const where = source.line === undefined ? source.relative : `line ${source.line}`;
+  const named = (problem: string): SourceProblem => ({ where, problem: source.line === undefined ? problem : `${source.relative} ${problem}` });
+  // The walk saw a regular file and its size; a manifest's path is looked at here.
+  if (source.size === undefined) {
+    const unreadable = await unreadableProblem(source.path);
+    if (unreadable !== undefined) return named(unreadable);
+  }
+  const refused = contentProblem(basename(source.path), source.size ?? (await stat(source.path)).size);
+  if (refused !== undefined) return named(refused);
+  try {
+    const { sha256, size } = await hashFile(source.path, buffer);
+    return { ...source, description: source.description ?? description, filename: safeDocumentFilename(basename(source.path)), sha256, size };
+  } catch (error) {
+    return named(fileErrorProblem(error));
+  }
 }
 
 async function collectFiles(ctx: Context, options: SyncOptions): Promise<{ files: SyncFile[]; problems: SourceProblem[]; leftOut: LeftOut }> {
@@ -191,12 +209,17 @@ function knowledgeOf(view: DocumentsLedgerView, session: SyncSession): LedgerKno
 }
 
 /** The account and year lists the plan needs (none when the ledger settles every file), read through the pacer. */
-async function readListings(api: ApiClient, files: readonly SyncFile[], knowledge: LedgerKnowledge, pacer: RateLimitPacer, signal: AbortSignal): Promise<Map<string, Listing>> {
+async function readListings(
+  api: ApiClient,
+  files: readonly SyncFile[],
+  knowledge: LedgerKnowledge,
+  options: { pacer: RateLimitPacer; signal: AbortSignal; concurrency: number },
+): Promise<Map<string, Listing>> {
   const listings = new Map<string, Listing>();
-  for (const group of groupsToList(files, knowledge)) {
-    const byName = await documentsByName(api, group.account_id, group.tax_year, { pacer, signal });
+  await runPool(groupsToList(files, knowledge), options.concurrency, options.signal, async (group) => {
+    const byName = await documentsByName(api, group.account_id, group.tax_year, { pacer: options.pacer, signal: options.signal });
     listings.set(groupKey(group), new Map([...byName].map(([name, documents]) => [name, documents.map((document) => ({ id: String(document.id) }))])));
-  }
+  });
   return listings;
 }
 
@@ -396,7 +419,7 @@ export async function run(ctx: Context, options: SyncOptions): Promise<number> {
   const interrupted = ctx.interrupted();
   const planWith = async (view: DocumentsLedgerView, api: ApiClient | undefined, pacer: RateLimitPacer) => {
     const knowledge = knowledgeOf(view, session);
-    const listings = api === undefined ? undefined : await readListings(api, files, knowledge, pacer, interrupted);
+    const listings = api === undefined ? undefined : await readListings(api, files, knowledge, { pacer, signal: interrupted, concurrency: options.concurrency });
     return plan(files, knowledge, listings, { uploadChanged: options.uploadChanged });
   };
 

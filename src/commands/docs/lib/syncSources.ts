@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CANONICAL_ID } from '../../../contract/rules';
 import { TAX_YEAR } from '../../../contract/vocabulary';
@@ -23,6 +22,8 @@ export interface SyncSource {
   description?: string;
   /** The manifest line it came from. */
   line?: number;
+  /** The size the walk saw (a manifest's files are looked at when they are hashed). */
+  size?: number;
 }
 
 export interface SourceProblem {
@@ -158,7 +159,7 @@ export async function walkLayout(dir: string, excludes: readonly string[]): Prom
         list.problems.push({ where, problem: 'is not inside <account-id>/<tax-year>/; the layout is <account-id>/<tax-year>/<file>' });
         continue;
       }
-      list.sources.push({ relative: where, path: entryPath, account_id: Number(parts[0]), tax_year: Number(parts[1]) });
+      list.sources.push({ relative: where, path: entryPath, account_id: Number(parts[0]), tax_year: Number(parts[1]), size: info.size });
     }
   };
 
@@ -200,13 +201,26 @@ export function manifestSource(dir: string, row: ManifestRow, excluded: (relativ
   return { relative: inside, path, account_id: row.account_id, tax_year: row.tax_year, line: row.line, ...(row.description === undefined ? {} : { description: row.description }) };
 }
 
-/** A file's sha256 (hex) and size, read as a stream (memory stays flat whatever the size). */
-export async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
+/** How much of a file is read at a time when hashing. */
+export const HASH_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * A file's sha256 (hex) and size, read a chunk at a time into `buffer` (memory stays flat whatever
+ * the size, and a caller hashing many files reuses one buffer instead of a stream's per file).
+ */
+export async function hashFile(path: string, buffer: Buffer = Buffer.allocUnsafe(HASH_CHUNK_BYTES)): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
   let size = 0;
-  for await (const chunk of createReadStream(path)) {
-    hash.update(chunk as Buffer);
-    size += (chunk as Buffer).length;
+  const handle = await open(path, 'r');
+  try {
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      size += bytesRead;
+    }
+  } finally {
+    await handle.close();
   }
   return { sha256: hash.digest('hex'), size };
 }
