@@ -22,13 +22,14 @@ export async function control(appUrl, method, path, body) {
 }
 
 /**
- * What the mock's request log says of a paced run: admissions (status `admittedStatus`) from the
- * first to the last, against the ideal span for their count, and how many were answered 429.
+ * What the mock's request log says of a paced run: admissions (status `admittedStatus`, or any of
+ * `admittedStatuses` for a run that reads before it writes) from the first to the last, against
+ * the ideal span for their count, and how many were answered 429.
  * The log keeps the newest 1000 requests: a paced run must stay below that.
  */
-export async function pacingFromLog(appUrl, { limit, windowMs, admittedStatus = 201 }) {
+export async function pacingFromLog(appUrl, { limit, windowMs, admittedStatus = 201, admittedStatuses = [admittedStatus] }) {
   const { requests } = await control(appUrl, 'GET', '/requests');
-  const admitted = requests.filter((request) => request.status === admittedStatus).map((request) => Date.parse(request.at));
+  const admitted = requests.filter((request) => admittedStatuses.includes(request.status)).map((request) => Date.parse(request.at));
   const refused = requests.filter((request) => request.status === 429).length;
   const spanMs = admitted.at(-1) - admitted[0];
   const idealMs = idealSpanMs(admitted.length, limit, windowMs);
