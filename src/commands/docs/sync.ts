@@ -16,7 +16,7 @@ import { runPool } from '../../batch/pool';
 import { cells, runBatch, type BatchJob } from '../../batch/run';
 import { sendTracked } from '../../batch/send';
 import { DOCUMENT_EXTENSIONS, DocumentUploadFields, fieldErrors, pathId, safeDocumentFilename } from '../../contract';
-import { CliError, EXIT, UsageError } from '../../errors';
+import { CliError, EXIT, InterruptedError, UsageError } from '../../errors';
 import { createOutput, type Output } from '../../output';
 import type { Palette } from '../../output/colors';
 import { formatBytes } from '../../output/progress';
@@ -419,7 +419,13 @@ export async function run(ctx: Context, options: SyncOptions): Promise<number> {
   const interrupted = ctx.interrupted();
   const planWith = async (view: DocumentsLedgerView, api: ApiClient | undefined, pacer: RateLimitPacer) => {
     const knowledge = knowledgeOf(view, session);
-    const listings = api === undefined ? undefined : await readListings(api, files, knowledge, { pacer, signal: interrupted, concurrency: options.concurrency });
+    const listings =
+      api === undefined
+        ? undefined
+        : await readListings(api, files, knowledge, { pacer, signal: interrupted, concurrency: options.concurrency }).catch((error: unknown) => {
+            if (interrupted.aborted) throw new InterruptedError("interrupted while reading the accounts' document lists; nothing was uploaded");
+            throw error;
+          });
     return plan(files, knowledge, listings, { uploadChanged: options.uploadChanged });
   };
 
