@@ -293,7 +293,8 @@ describe('uploads in a terminal', () => {
     expect(redraws.length).toBeGreaterThan(0);
     for (const line of redraws) {
       expect([...line].length).toBeLessThan(60);
-      expect(line).toMatch(/^very-long-name-.*… [█░]{10} +\d+%  [\d.]+ [KM]?B (of 3\.0 MB|in )/);
+      // The name keeps its room; the bar and the byte counts give way first when the rate is wide.
+      expect(line).toMatch(/^very-long-name-.*…( [█░]{10})? +\d+%  [\d.]+ [KM]?B/);
     }
   });
 

@@ -322,7 +322,8 @@ describe("the README's nightly sync recipe, run as cron runs it", () => {
 
     const first = await cron();
     expect([first.exitCode, first.stdout, first.stderr]).toEqual([0, '', '']);
-    expect(results().map((line) => [line.path, line.result])).toEqual([
+    // Lines come as uploads end: with 4 at a time, in any order.
+    expect(results().map((line) => [line.path, line.result]).sort()).toEqual([
       [`${A}/2025/w2.pdf`, 'uploaded'],
       [`${B}/2024/k1.pdf`, 'uploaded'],
     ]);
@@ -330,7 +331,8 @@ describe("the README's nightly sync recipe, run as cron runs it", () => {
     put({ [`${A}/2025/1099.txt`]: '1099' });
     const second = await cron();
     expect([second.exitCode, second.stdout, second.stderr]).toEqual([0, '', '']);
-    expect(results().map((line) => line.path)).toEqual([`${A}/2025/w2.pdf`, `${B}/2024/k1.pdf`, `${A}/2025/1099.txt`]);
+    expect(results().map((line) => line.path).at(-1)).toBe(`${A}/2025/1099.txt`);
+    expect(results()).toHaveLength(3);
     expect([...storedCounts().values()]).toEqual([1, 1, 1]);
 
     writeFileSync(join(dir, `${A}/2025/w2.pdf`), 'w2, edited');
