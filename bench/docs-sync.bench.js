@@ -8,12 +8,12 @@
 //     request per account), and the same `--offline`: peak RSS from GNU time, target < 100 MB.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pacingFromLog } from './pacing.js';
+import { TIME, pacingFromLog, runCounted } from './pacing.js';
 
 const PACED_FILES = 250;
 const PACED_ACCOUNTS = 5;
@@ -25,7 +25,6 @@ const DRY_RUN_ACCOUNTS = 100;
 const TARGET_MB = 100;
 const KEY = 'tpk_benchDocsSyncKey000000000001';
 const FIRST_ID = 30_001;
-const TIME = '/usr/bin/time';
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(repoRoot, 'bin', 'taxprep.js');
 
@@ -54,20 +53,8 @@ async function startMock(workDir, rateLimit) {
   return { child, baseUrl: started.base_url, appUrl: started.app_url };
 }
 
-/** Runs a command under GNU time; resolves with its exit code, peak RSS in MB and stdout's line count. */
-async function measured(workDir, name, command, env) {
-  const report = join(workDir, `${name}.time`);
-  const started = performance.now();
-  const child = spawn(TIME, ['-f', '%M', '-o', report, ...command], { env: { PATH: process.env.PATH, HOME: workDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let lines = 0;
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    for (const byte of chunk) if (byte === 0x0a) lines += 1;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
-  const [exitCode] = await once(child, 'exit');
-  return { exitCode, seconds: (performance.now() - started) / 1000, mb: Number(readFileSync(report, 'utf8').trim().split('\n').at(-1)) / 1024, lines, stderr };
-}
+/** Runs a command under GNU time; resolves with its exit code, peak RSS in MB, wall time and stdout's line count. */
+const measured = (workDir, name, command, env) => runCounted(command, { PATH: process.env.PATH, HOME: workDir, ...env }, join(workDir, `${name}.time`));
 
 if (!existsSync(TIME)) {
   process.stdout.write(`skipped: ${TIME} (GNU time) is not installed\n`);

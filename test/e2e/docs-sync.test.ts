@@ -245,10 +245,13 @@ describe('docs sync: durability', () => {
     mock.deps.settings.faults.latencyMs = 60;
     let kills = 0;
     for (let round = 0; round < 6; round += 1) {
+      const intents = () => (existsSync(ledgerPath()) ? (readFileSync(ledgerPath(), 'utf8').match(/"type":"intent"/g) ?? []).length : 0);
+      const before = intents();
       const running = spawnSync(['--concurrency', '3']);
-      // Between the first upload and a few more: the kill lands mid-request most of the time.
-      await until(() => existsSync(ledgerPath()) && readFileSync(ledgerPath(), 'utf8').includes('"type":"intent"'), 'an upload');
-      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 250)));
+      // Every other round after this run's first upload started (the kill lands mid-request most of
+      // the time), the others anywhere from start-up on (taking the lock, hashing, listing).
+      if (round % 2 === 0) await until(() => intents() > before, 'an upload');
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 300)));
       running.kill('SIGKILL');
       const killed = await running;
       if (killed.signal === 'SIGKILL') kills += 1;
@@ -257,7 +260,8 @@ describe('docs sync: durability', () => {
     }
     expect(kills).toBeGreaterThanOrEqual(5);
     mock.deps.settings.faults.latencyMs = 0;
-    const clean = await runCli(['--json', 'docs', 'sync', dir], { env: env(), home });
+    // A run killed while writing its lock leaves one that cannot be read: taken over once 10 s old.
+    const clean = await runCli(['--json', 'docs', 'sync', dir, '--lock-wait', '15'], { env: env(), home });
     expect(clean.exitCode).toBe(0);
     const lines = clean.stdout.trim() === '' ? [] : clean.stdout.trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.every((line) => line.result === 'uploaded' || line.result === 'skipped')).toBe(true);
@@ -265,7 +269,7 @@ describe('docs sync: durability', () => {
     expect(counts.size).toBe(36);
     expect([...counts.entries()].filter(([, count]) => count !== 1)).toEqual([]);
     expect(clean.stderr).toMatch(/documents: \d+ uploaded, \d+ skipped, 0 failed/);
-  });
+  }, 60_000);
 
   it('Ctrl-C finishes what is in flight, writes the ledger and exits 130; the next run finishes the rest', async () => {
     const files: Record<string, string> = {};
