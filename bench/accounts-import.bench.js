@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { control, pacingFromLog } from './pacing.js';
+import { control, pacingFromLog, runCounted } from './pacing.js';
 
 const PACED_ROWS = 250;
 const PACED_LIMIT = 50;
@@ -34,21 +34,13 @@ function csv(path, rows, prefix) {
   return path;
 }
 
-/** Runs an import (under GNU time when `timed`); resolves with its exit code, peak RSS in MB and stdout lines. */
+/** Runs an import (under GNU time when `timed`); resolves with its peak RSS in MB and stdout lines. */
 async function runImport(baseUrl, workDir, name, file, timed) {
-  const report = join(workDir, `${name}.time`);
   const command = [process.execPath, bin, 'accounts', 'import', file, '--ledger', join(workDir, `${name}.ndjson`), '--results', join(workDir, `${name}.results.csv`)];
-  const [program, ...args] = timed ? [TIME, '-f', '%M', '-o', report, ...command] : command;
-  const child = spawn(program, args, { env: { PATH: process.env.PATH, HOME: workDir, TAXPREP_BASE_URL: baseUrl, TAXPREP_API_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let lines = 0;
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    for (const byte of chunk) if (byte === 0x0a) lines += 1;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
-  const [exitCode] = await once(child, 'exit');
-  if (exitCode !== 0) throw new Error(`${name} exited ${exitCode}: ${stderr}`);
-  return { lines, mb: timed ? Number(readFileSync(report, 'utf8').trim().split('\n').at(-1)) / 1024 : undefined };
+  const env = { PATH: process.env.PATH, HOME: workDir, TAXPREP_BASE_URL: baseUrl, TAXPREP_API_KEY: KEY };
+  const result = await runCounted(command, env, timed ? join(workDir, `${name}.time`) : undefined);
+  if (result.exitCode !== 0) throw new Error(`${name} exited ${result.exitCode}: ${result.stderr}`);
+  return { lines: result.lines, mb: result.mb };
 }
 
 const workDir = mkdtempSync(join(tmpdir(), 'taxprep-bench-import-'));

@@ -1,5 +1,32 @@
 // The ideal a paced batch is measured against, shared by the batch benches (login links, account
-// import, document sync): an ideal client sends every request the moment the limit admits it.
+// import, document sync): an ideal client sends every request the moment the limit admits it. And
+// how those benches run the CLI: its stdout counted, not kept, and its peak RSS from GNU time.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+
+/** GNU time, which reports a command's peak RSS (`-f %M`, kilobytes). */
+export const TIME = '/usr/bin/time';
+
+/**
+ * Runs `command` with `env` (under GNU time when `timeReport` names a file for its report),
+ * counting stdout's lines without keeping them. Resolves with the exit code, the line count,
+ * stderr, the wall time, and the peak RSS in MB when timed.
+ */
+export async function runCounted(command, env, timeReport) {
+  const [program, ...args] = timeReport === undefined ? command : [TIME, '-f', '%M', '-o', timeReport, ...command];
+  const started = performance.now();
+  const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let lines = 0;
+  let stderr = '';
+  child.stdout.on('data', (chunk) => {
+    for (const byte of chunk) if (byte === 0x0a) lines += 1;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+  const [exitCode] = await once(child, 'exit');
+  const mb = timeReport === undefined ? undefined : Number(readFileSync(timeReport, 'utf8').trim().split('\n').at(-1)) / 1024;
+  return { exitCode, lines, stderr, seconds: (performance.now() - started) / 1000, mb };
+}
 
 /**
  * The shortest span from the first admitted request to the last that `limit` requests per
@@ -22,13 +49,14 @@ export async function control(appUrl, method, path, body) {
 }
 
 /**
- * What the mock's request log says of a paced run: admissions (status `admittedStatus`) from the
- * first to the last, against the ideal span for their count, and how many were answered 429.
+ * What the mock's request log says of a paced run: admissions (status `admittedStatus`, or any of
+ * `admittedStatuses` for a run that reads before it writes) from the first to the last, against
+ * the ideal span for their count, and how many were answered 429.
  * The log keeps the newest 1000 requests: a paced run must stay below that.
  */
-export async function pacingFromLog(appUrl, { limit, windowMs, admittedStatus = 201 }) {
+export async function pacingFromLog(appUrl, { limit, windowMs, admittedStatus = 201, admittedStatuses = [admittedStatus] }) {
   const { requests } = await control(appUrl, 'GET', '/requests');
-  const admitted = requests.filter((request) => request.status === admittedStatus).map((request) => Date.parse(request.at));
+  const admitted = requests.filter((request) => admittedStatuses.includes(request.status)).map((request) => Date.parse(request.at));
   const refused = requests.filter((request) => request.status === 429).length;
   const spanMs = admitted.at(-1) - admitted[0];
   const idealMs = idealSpanMs(admitted.length, limit, windowMs);

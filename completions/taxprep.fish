@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -26,7 +26,7 @@ complete -c taxprep -l help -d 'show help for a command'
 complete -c taxprep -n '__taxprep_at taxprep' -a health -d 'Check that the service is up (no API key needed)'
 complete -c taxprep -n '__taxprep_at taxprep' -a accounts -d 'Create client accounts, one or a file of them, and read them'
 complete -c taxprep -n '__taxprep_at taxprep' -a login-link -d 'Generate login links for clients: one, many, or a file of them; renew them from cron'
-complete -c taxprep -n '__taxprep_at taxprep' -a docs -d 'Upload, list and read an account\'s tax documents'
+complete -c taxprep -n '__taxprep_at taxprep' -a docs -d 'Upload, sync, list and read an account\'s tax documents'
 complete -c taxprep -n '__taxprep_at taxprep' -a projects -d 'Follow an account\'s tax projects'
 complete -c taxprep -n '__taxprep_at taxprep' -a deliverables -d 'Read projects\' deliverables'
 complete -c taxprep -n '__taxprep_at taxprep' -a profiles -d 'Store API keys and service addresses as named profiles (one is the default)'
@@ -92,11 +92,24 @@ complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l reissue-uncert
 complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -s y -l yes -d 'do not ask before acting (a terminal is asked; a pipe or cron never is)'
 complete -c taxprep -n '__taxprep_at taxprep/login-link/ledger' -l ledger -r -F -d 'ledger file (default: login-links.ndjson in the user data directory)'
 complete -c taxprep -n '__taxprep_at taxprep/docs' -a upload -d 'Upload one or more files to an account (all are checked before the first is sent)'
+complete -c taxprep -n '__taxprep_at taxprep/docs' -a sync -d 'Upload the files of a folder that the accounts do not have yet (re-run safely)'
 complete -c taxprep -n '__taxprep_at taxprep/docs' -a list -d 'List an account\'s documents, a page at a time or all of them'
 complete -c taxprep -n '__taxprep_at taxprep/docs' -a get -d 'Show one document'
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -F
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l tax-year -x -d 'tax year the documents belong to (required)'
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l description -x -d 'free text stored with every uploaded document'
+complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l allow-duplicate -d 'upload even a file whose name the account already has for that tax year'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -F
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l manifest -r -F -d 'CSV or NDJSON with path (from <dir>), account_id, tax_year, and optional description, for any other layout'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l exclude -x -d 'leave out files and folders matching: a name (*.tmp, drafts) or a path from <dir> (1001/2023)'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l description -x -d 'free text stored with every uploaded document (a manifest row may give its own)'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l upload-changed -d 'upload a file whose name is on the account with other content than the ledger recorded (a second document)'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l skip-invalid -d 'upload the good files and report the ones that cannot be synced as failed, instead of sending nothing'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l dry-run -d 'print the plan (upload, skip or conflict, with the reason); send only the list requests it needs'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l offline -d 'with --dry-run: plan from the ledger alone, sending nothing at all'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l concurrency -x -d 'requests at a time in a batch'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l ledger -r -F -d 'ledger file (default: documents.ndjson in the user data directory)'
+complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l lock-wait -x -d 'how long to wait for another run holding the ledger'
 complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l tax-year -x -d 'only documents of this tax year'
 complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l limit -x -d 'page size'
 complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l offset -x -d 'number of documents to skip'

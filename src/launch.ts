@@ -116,6 +116,10 @@ export function loadCli(bundle: CliBundle, argv: readonly string[], env: Env): L
   // than waiting for the optimising tier, which a short-lived CLI never benefits from. Set before
   // compiling: V8 refuses a code cache made under other flags.
   setFlagsFromString('--liftoff-only');
+  // V8 grows its young generation up to 3x16 MB when many of the objects it allocates live on
+  // (a sync planning 10,000 files holds each one); a CLI that finishes in seconds gains nothing from
+  // the bigger nursery, and the peak RSS of such a run drops by a third (109 -> 75 MB) without it.
+  setFlagsFromString('--semi-space-growth-factor=1');
   const cachePath = cachePathOf(bundle, argv, env);
   const cachedData = readCache(cachePath);
   // Node 22.1 and later also keep what their module loader compiles: what the bundle leaves to Node

@@ -213,10 +213,10 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
         form.append('tax_year', String(checkedFields.tax_year));
         if (checkedFields.description !== undefined) form.append('description', checkedFields.description);
         // form-data cannot measure an empty stream (it ignores a knownLength of 0): an empty file goes as an empty buffer.
-        const fileStream = file.size === 0 ? Buffer.alloc(0) : createReadStream(file.path);
+        const fileStream = file.size === 0 ? Buffer.alloc(0) : (file.open?.() ?? createReadStream(file.path));
         let sent = 0;
         if (!Buffer.isBuffer(fileStream)) {
-          fileStream.on('data', (chunk) => {
+          fileStream.on('data', (chunk: Buffer) => {
             sent += chunk.length;
             uploadOptions.onProgress?.(sent);
           });

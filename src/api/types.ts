@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { EndpointName, endpoints } from '../contract';
 import type { ListEndpoint, TolerantResponseOf } from './tolerant';
 import type { z } from 'zod';
@@ -33,6 +34,11 @@ export interface UploadFile {
   /** Sent as the part's media type: from the extension, `application/octet-stream` when unknown. */
   contentType: string;
   size: number;
+  /**
+   * The file's bytes, opened afresh for each attempt, instead of reading `path`: `docs sync`
+   * checks what it sends against the content it planned to send.
+   */
+  open?: () => Readable;
 }
 
 /** The thin HTTP layer every command uses. Every failure is a `CliError` (src/errors.ts). */

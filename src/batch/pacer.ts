@@ -149,3 +149,29 @@ export class RateLimitPacer {
 function abortion(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 }
+
+/**
+ * Pages of a list (`api.pages(...)`) read through the pacer: a slot is taken before each request
+ * and the answer's rate-limit headers recorded, so that the reads a batch makes first (`docs sync`
+ * listing what an account has) and its writes share one view of the limit.
+ */
+export async function* pacedPages<P extends { headers: Record<string, string> }>(pacer: RateLimitPacer, pages: AsyncIterable<P>, signal?: AbortSignal): AsyncGenerator<P> {
+  const iterator = pages[Symbol.asyncIterator]();
+  for (;;) {
+    const sequence = await pacer.acquire(signal);
+    let next: IteratorResult<P>;
+    try {
+      next = await iterator.next();
+    } catch (error) {
+      pacer.release(sequence);
+      throw error;
+    }
+    // The list ended without another request: the slot was not used.
+    if (next.done === true) {
+      pacer.release(sequence);
+      return;
+    }
+    pacer.record(sequence, next.value.headers);
+    yield next.value;
+  }
+}

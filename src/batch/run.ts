@@ -68,6 +68,11 @@ export interface BatchRunOptions {
   concurrency: number;
   /** An existing pacer to share (a run that checked something first); default: a new one. */
   pacer?: RateLimitPacer;
+  /**
+   * A progress display of the job's own (a file set's bytes, `./fileSetProgress.ts`) instead of
+   * the count line; the engine clears it before each outcome line and finishes it at the end.
+   */
+  progress?: Progress;
 }
 
 export interface BatchResult<K extends string> {
@@ -90,7 +95,7 @@ export async function runBatch<I, O extends OutcomeBase<I>>(ctx: Context, job: B
   const out = createOutput(ctx);
   const startedMs = ctx.clock.now().getTime();
   const total = plan.send.length + plan.settled.length;
-  const progress = createProgress(ctx.io.stderr, { enabled: ctx.io.stderrIsTTY && !ctx.globals.json, total, clock: ctx.clock });
+  const progress = options.progress ?? createProgress(ctx.io.stderr, { enabled: ctx.io.stderrIsTTY && !ctx.globals.json, total, clock: ctx.clock });
   const colors = palette(ctx.io.stdoutColor);
   const writeOutcome = ctx.globals.json
     ? (outcome: O) => out.ndjson(job.json(outcome))

@@ -3,22 +3,45 @@
  * The contract leaves both "not shown"; these are this project's choices (README, "Contract notes").
  */
 
-/** Tax paperwork: PDFs, scans and photos, spreadsheets and word-processor files, plain text and CSV. */
-export const DOCUMENT_MEDIA_TYPES = [
-  'application/pdf',
-  'image/jpeg',
-  'image/png',
-  'image/heic',
-  'image/heif',
-  'image/tiff',
-  'image/webp',
-  'text/plain',
-  'text/csv',
-  'application/vnd.ms-excel',
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  'application/msword',
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-] as const;
+/**
+ * Tax paperwork: PDFs, scans and photos, spreadsheets and word-processor files, plain text and CSV,
+ * by the file extensions that carry them. The client names a file's media type from this table and
+ * refuses any other extension before sending; the service accepts exactly these media types.
+ */
+export const DOCUMENT_MEDIA_TYPE_OF_EXTENSION = {
+  '.pdf': 'application/pdf',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.heic': 'image/heic',
+  '.heif': 'image/heif',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+  '.webp': 'image/webp',
+  '.txt': 'text/plain',
+  '.csv': 'text/csv',
+  '.xls': 'application/vnd.ms-excel',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.doc': 'application/msword',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+} as const;
+
+export type DocumentMediaType = (typeof DOCUMENT_MEDIA_TYPE_OF_EXTENSION)[keyof typeof DOCUMENT_MEDIA_TYPE_OF_EXTENSION];
+
+/** The accepted media types, each once, in the table's order. */
+export const DOCUMENT_MEDIA_TYPES = [...new Set(Object.values(DOCUMENT_MEDIA_TYPE_OF_EXTENSION))] as [DocumentMediaType, ...DocumentMediaType[]];
+
+/** `.pdf, .jpg, .jpeg, ...`: the extensions a client may upload, for messages. */
+export const DOCUMENT_EXTENSIONS = Object.keys(DOCUMENT_MEDIA_TYPE_OF_EXTENSION);
+
+/** The media type of a file name by its extension (any case), or undefined when uploads do not take it. */
+export function documentMediaTypeOf(filename: string): DocumentMediaType | undefined {
+  const extension = /\.[^./\\]*$/.exec(filename)?.[0]?.toLowerCase() ?? '';
+  return Object.hasOwn(DOCUMENT_MEDIA_TYPE_OF_EXTENSION, extension) ? DOCUMENT_MEDIA_TYPE_OF_EXTENSION[extension as keyof typeof DOCUMENT_MEDIA_TYPE_OF_EXTENSION] : undefined;
+}
+
+/** The largest document the service stores, 100 MiB (the mock's default; `serve --mock --max-upload-size` changes only the mock). */
+export const DOCUMENT_MAX_BYTES = 100 * 1024 * 1024;
 
 /** The media type without parameters, lower case: `Text/Plain; charset=utf-8` -> `text/plain`. */
 export function mediaTypeEssence(contentType: string): string {

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { BASE_PATH, type Permission } from '../contract';
+import { BASE_PATH, DOCUMENT_MAX_BYTES, type Permission } from '../contract';
 import { registerAppRoutes } from './appRoutes';
 import { createClock } from './clock';
 import { sha256Hex } from './crypto';
@@ -33,8 +33,8 @@ export const DEFAULT_RATE_LIMITS: readonly RateLimitWindow[] = [
   { limit: 100, windowSeconds: 60 },
   { limit: 10_000, windowSeconds: 86_400 },
 ];
-/** Largest document upload (the contract does not say; README, "Contract notes"). */
-export const DEFAULT_UPLOAD_MAX_BYTES = 100 * 1024 * 1024;
+/** Largest document upload: the contract module's limit, which the client checks too. */
+export const DEFAULT_UPLOAD_MAX_BYTES = DOCUMENT_MAX_BYTES;
 /** Largest JSON body: the biggest valid request is a few kilobytes. */
 export const JSON_BODY_MAX_BYTES = 1024 * 1024;
 export const NO_FAULTS: FaultSettings = { latencyMs: 0, errorRate: 0, dropRate: 0 };

@@ -64,7 +64,22 @@ describe('argv -> options', () => {
     [
       'docs upload of several files',
       ['docs', 'upload', '1001', 'a.pdf', 'b.png', '--tax-year', '2024', '--description', 'From the bank'],
-      { accountId: 1001, paths: ['a.pdf', 'b.png'], fields: { tax_year: 2024, description: 'From the bank' } },
+      { accountId: 1001, paths: ['a.pdf', 'b.png'], fields: { tax_year: 2024, description: 'From the bank' }, allowDuplicate: false },
+    ],
+    [
+      'docs upload --allow-duplicate',
+      ['docs', 'upload', '1001', 'a.pdf', '--tax-year', '2024', '--allow-duplicate'],
+      { accountId: 1001, paths: ['a.pdf'], fields: { tax_year: 2024 }, allowDuplicate: true },
+    ],
+    [
+      'docs sync with its defaults',
+      ['docs', 'sync', 'shared'],
+      { dir: 'shared', excludes: [], uploadChanged: false, skipInvalid: false, dryRun: false, offline: false, concurrency: 4, ledgerPath: undefined, lockWaitMs: 5000 },
+    ],
+    [
+      'docs sync with every flag',
+      ['docs', 'sync', 'shared', '--manifest', 'm.csv', '--exclude', 'drafts', '--exclude', '*.tmp', '--description', 'From the portal', '--upload-changed', '--skip-invalid', '--dry-run', '--offline', '--concurrency', '8', '--ledger', 'l.ndjson', '--lock-wait', '0'],
+      { dir: 'shared', manifest: 'm.csv', excludes: ['drafts', '*.tmp'], description: 'From the portal', uploadChanged: true, skipInvalid: true, dryRun: true, offline: true, concurrency: 8, ledgerPath: 'l.ndjson', lockWaitMs: 0 },
     ],
     ['docs list', ['docs', 'list', '1001'], { accountId: 1001, query: {}, all: false, ndjson: false }],
     [
@@ -114,6 +129,7 @@ describe('bad flags and arguments are refused before any request, naming the fla
     ['a page size of 0', ['deliverables', 'list', '--limit', '0'], '--limit', 'must be an integer from 1 to 100'],
     ['a negative offset', ['docs', 'list', '1001', '--offset', '-1'], '--offset', 'must be an integer from 0 to 1000000000'],
     ['an account filter that is not an id', ['deliverables', 'list', '--account', 'acme'], '--account', 'must be a positive integer'],
+    ['a sync concurrency over 16', ['docs', 'sync', 'shared', '--concurrency', '17'], '--concurrency', 'must be an integer from 1 to 16'],
   ])('%s', async (_name, argv, flag, rule) => {
     const error = await usageErrorOf(argv);
     expect(error.details?.[flag]).toEqual([rule]);
@@ -128,6 +144,11 @@ describe('bad flags and arguments are refused before any request, naming the fla
   ])('an unknown %s lists the allowed values', async (_name, argv, flag) => {
     const error = await usageErrorOf(argv);
     expect(error.message).toMatch(new RegExp(`^${flag} must be one of: [a-z_]+(, [a-z_]+)+$`));
+  });
+
+  it('refuses docs sync --offline without --dry-run', async () => {
+    const error = await usageErrorOf(['docs', 'sync', 'shared', '--offline']);
+    expect(error.message).toBe('--offline plans from the ledger alone and sends nothing, so it goes with --dry-run');
   });
 
   it('names the missing spouse flags when only some are given', async () => {

@@ -269,10 +269,16 @@ describe('docs upload', () => {
   const w2 = join(directory, 'w2.pdf');
   const scan = join(directory, 'scan.PNG');
   const notes = join(directory, 'notes.rtf');
+  const readme = join(directory, 'README');
+  const sheet = join(directory, 'sheet.xlsx');
   writeFileSync(w2, 'x'.repeat(2048));
   writeFileSync(scan, 'png');
   writeFileSync(notes, 'notes');
+  writeFileSync(readme, 'readme');
+  writeFileSync(sheet, 'xlsx');
   mkdirSync(join(directory, 'folder'));
+  mkdirSync(join(directory, 'again'));
+  writeFileSync(join(directory, 'again', 'w2.pdf'), 'other');
   const uploadedDoc = (id: number, filename: string) => ({
     ...document(id),
     filename,
@@ -281,67 +287,103 @@ describe('docs upload', () => {
     file_type: 'application/pdf',
   });
   const fields = { tax_year: 2024 };
+  const options = (paths: string[]) => ({ accountId: 1001, paths, fields, allowDuplicate: true });
 
   it('checks every file before uploading any, and names each problem', async () => {
     const t = setUp({});
     const missing = join(directory, 'missing.pdf');
-    const error = await uploadDocuments
-      .run(t.ctx, { accountId: 1001, paths: [w2, missing, join(directory, 'folder')], fields })
-      .catch((thrown: unknown) => thrown);
+    const error = await uploadDocuments.run(t.ctx, options([w2, missing, join(directory, 'folder')])).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(UsageError);
     expect((error as UsageError).details).toEqual({ [missing]: ['does not exist'], [join(directory, 'folder')]: ['is a directory, not a file'] });
     expect(t.api.calls).toEqual([]);
   });
 
-  it('sends each file with its media type from the extension', async () => {
-    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), uploadedDoc(2, 'scan.PNG'), uploadedDoc(3, 'notes.rtf')] });
-    await uploadDocuments.run(t.ctx, { accountId: 1001, paths: [w2, scan, notes], fields });
+  it('a mix of good and unsupported files sends nothing and names each unsupported file with the accepted extensions', async () => {
+    const t = setUp({});
+    const error = await uploadDocuments.run(t.ctx, options([w2, notes, scan, readme])).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).exitCode).toBe(EXIT.USAGE);
+    expect((error as UsageError).message).toBe(
+      `nothing was uploaded: ${notes} is of a type uploads do not take (.rtf); ${readme} has no file extension, so its type is unknown ` +
+        '(accepted: .pdf, .jpg, .jpeg, .png, .heic, .heif, .tif, .tiff, .webp, .txt, .csv, .xls, .xlsx, .doc, .docx)',
+    );
+    expect(Object.keys((error as UsageError).details!)).toEqual([notes, readme]);
+    expect(t.api.calls).toEqual([]);
+  });
+
+  it('refuses two files that would be stored under one name', async () => {
+    const t = setUp({});
+    const error = await uploadDocuments.run(t.ctx, options([w2, join(directory, 'again', 'w2.pdf')])).catch((thrown: unknown) => thrown);
+    expect((error as UsageError).message).toBe(`nothing was uploaded: ${join(directory, 'again', 'w2.pdf')} would be stored under the same name as ${w2}`);
+    expect(t.api.calls).toEqual([]);
+  });
+
+  it('refuses a file whose name and tax year the account already has, naming the document; --allow-duplicate sends it', async () => {
+    const listed = { documents: [document(7001, { filename: 'w2.pdf' }), document(7002, { filename: 'other.pdf' })], total_count: 2, has_more: false };
+    const t = setUp({ pages: { listDocuments: [listed] } });
+    const error = await uploadDocuments.run(t.ctx, { ...options([scan, w2]), allowDuplicate: false }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).message).toBe(`nothing was uploaded: ${w2} is already on account 1001 for 2024 as document 7001 (w2.pdf, uploaded 2026-11-16T09:00:00Z)`);
+    expect((error as UsageError).hint).toBe('Pass --allow-duplicate to store another document of the same name.');
+    expect(t.api.calls).toEqual([{ name: 'pages:listDocuments', input: expect.objectContaining({ params: { account_id: 1001 }, query: { tax_year: 2024 } }) }]);
+
+    const allowed = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] });
+    await uploadDocuments.run(allowed.ctx, options([w2]));
+    expect(allowed.api.uploaded.map((file) => file.filename)).toEqual(['w2.pdf']);
+  });
+
+  it('sends each file with its media type from the extension, after checking the names are new', async () => {
+    const t = setUp({ pages: { listDocuments: [{ documents: [], total_count: 0, has_more: false }] }, uploads: [uploadedDoc(1, 'w2.pdf'), uploadedDoc(2, 'scan.PNG'), uploadedDoc(3, 'sheet.xlsx')] });
+    await uploadDocuments.run(t.ctx, { ...options([w2, scan, sheet]), allowDuplicate: false });
     expect(t.api.uploaded.map((file) => [file.filename, file.contentType, file.size])).toEqual([
       ['w2.pdf', 'application/pdf', 2048],
       ['scan.PNG', 'image/png', 3],
-      ['notes.rtf', 'application/octet-stream', 5],
+      ['sheet.xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 4],
     ]);
     expect(t.stdout().split('\n').map((line) => line.split('\t')[0])).toEqual(['1', '2', '3', '']);
   });
 
   it('--json prints the document for one file and an array for several', async () => {
     const one = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] }, { globals: { json: true } });
-    await uploadDocuments.run(one.ctx, { accountId: 1001, paths: [w2], fields });
+    await uploadDocuments.run(one.ctx, options([w2]));
     expect(JSON.parse(one.stdout())).toEqual(uploadedDoc(1, 'w2.pdf'));
 
     const two = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), uploadedDoc(2, 'scan.PNG')] }, { globals: { json: true } });
-    await uploadDocuments.run(two.ctx, { accountId: 1001, paths: [w2, scan], fields });
+    await uploadDocuments.run(two.ctx, options([w2, scan]));
     expect(JSON.parse(two.stdout())).toEqual([uploadedDoc(1, 'w2.pdf'), uploadedDoc(2, 'scan.PNG')]);
   });
 
   it('reports which files were uploaded when one fails midway, and fails with its error', async () => {
-    const refused = new ApiError(415, { error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'not accepted' } });
+    const refused = new ApiError(413, { error: { code: 'PAYLOAD_TOO_LARGE', message: 'too large' } });
     const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), refused] }, { globals: { json: true } });
-    const error = await uploadDocuments.run(t.ctx, { accountId: 1001, paths: [w2, notes, scan], fields }).catch((thrown: unknown) => thrown);
+    const error = await uploadDocuments.run(t.ctx, options([w2, sheet, scan])).catch((thrown: unknown) => thrown);
     expect(error).toBe(refused);
     expect(JSON.parse(t.stdout())).toEqual([uploadedDoc(1, 'w2.pdf')]);
-    expect(t.stderr()).toBe('Uploaded 1 of 3 files: w2.pdf (id 1); notes.rtf failed; not uploaded: scan.PNG.\n');
+    expect(t.stderr()).toBe('Uploaded 1 of 3 files: w2.pdf (id 1); sheet.xlsx failed; not uploaded: scan.PNG.\n');
   });
 
-  it('draws progress on stderr only when stderr is a terminal', async () => {
+  it('draws progress with bytes on a terminal, and a line per file in a log', async () => {
     const onTerminal = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] }, { tty: { stderr: true }, env: { NO_COLOR: '1' } });
-    await uploadDocuments.run(onTerminal.ctx, { accountId: 1001, paths: [w2], fields });
-    expect(onTerminal.stderr()).toBe('\rw2.pdf █████░░░░░  50%\u001b[K\rw2.pdf ██████████ 100%\u001b[K\n');
+    await uploadDocuments.run(onTerminal.ctx, options([w2]));
+    expect(onTerminal.stderr()).toBe('w2.pdf ░░░░░░░░░░   0%  0 B of 2.0 KB  -/s\r\u001b[Kw2.pdf ██████████ 100%  2.0 KB in 0s\n');
 
-    const inPipe = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] });
-    await uploadDocuments.run(inPipe.ctx, { accountId: 1001, paths: [w2], fields });
-    expect(inPipe.stderr()).toBe('');
+    const inLog = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), uploadedDoc(2, 'scan.PNG')] });
+    await uploadDocuments.run(inLog.ctx, options([w2, scan]));
+    expect(inLog.stderr()).toBe('w2.pdf: 2.0 KB in 0s\nscan.PNG: 3 B in 0s\nUploaded 2 of 2 files: w2.pdf (id 1), scan.PNG (id 2).\n');
+
+    const json = setUp({ uploads: [uploadedDoc(1, 'w2.pdf')] }, { globals: { json: true } });
+    await uploadDocuments.run(json.ctx, options([w2]));
+    expect(json.stderr()).toBe('');
   });
 
-  it('wipes the bar of a failed upload, and never draws wider than the terminal', async () => {
-    const refused = new ApiError(415, { error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'not accepted' } });
-    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), refused] }, { tty: { stderr: true }, env: { NO_COLOR: '1' }, columns: 24 });
-    await uploadDocuments.run(t.ctx, { accountId: 1001, paths: [w2, notes], fields }).catch(() => undefined);
-    const [, failedBar] = t.stderr().split('\n');
-    expect(failedBar).toMatch(/^\rnotes\.… [█░]{10} +\d+%\u001b\[K\r\u001b\[KUploaded 1 of 2 files: w2\.pdf \(id 1\); notes\.rtf failed\.$/);
-    const draws = t.stderr().split(/\r|\n/).filter((part) => part.includes('%'));
-    expect(draws).toHaveLength(3);
-    for (const draw of draws) expect([...draw.replace(/\u001b\[K/g, '')].length).toBeLessThan(24);
+  it('wipes the line of a failed upload, and never draws wider than the terminal', async () => {
+    const refused = new ApiError(413, { error: { code: 'PAYLOAD_TOO_LARGE', message: 'too large' } });
+    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), refused] }, { tty: { stderr: true }, env: { NO_COLOR: '1' }, columns: 40 });
+    await uploadDocuments.run(t.ctx, options([w2, sheet])).catch(() => undefined);
+    expect(t.stderr()).toMatch(/\r\u001b\[KUploaded 1 of 2 files: w2\.pdf \(id 1\); sheet\.xlsx failed\.\n$/);
+    const draws = t.stderr().split(/\r\u001b\[K|\u001b\[1A|\n/).filter((part) => part.includes('%'));
+    expect(draws.length).toBeGreaterThan(3);
+    for (const draw of draws) expect([...draw].length).toBeLessThan(40);
   });
 });
 

@@ -118,7 +118,7 @@ describe.each(WIDTHS)('every table at %i columns', (columns) => {
     writeFileSync(file, 'x'.repeat(2048));
     const uploaded = { id: 8102, account_id: 1001, filename: '1099-int-2025-first-community-bank.pdf', tax_year: 2025, description: 'Form 1099-INT', file_size: 2048, file_type: 'application/pdf', uploaded_at: '2026-11-25T00:11:00Z' };
     const t = terminal(columns, { uploads: [uploaded] });
-    await uploadDocuments.run(t.ctx, { accountId: 1001, paths: [file], fields: { tax_year: 2025 } });
+    await uploadDocuments.run(t.ctx, { accountId: 1001, paths: [file], fields: { tax_year: 2025 }, allowDuplicate: true });
     expectFitted(t.stdout(), columns, [8102, 2025, '2.0 KB']);
   });
 

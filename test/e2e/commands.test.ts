@@ -203,13 +203,33 @@ describe('docs', () => {
     expect(JSON.parse(after.stdout).total_count).toBe(JSON.parse(before.stdout).total_count);
   });
 
-  it('a file type the service refuses exits 5 with its error body', async () => {
+  it('a file type uploads do not take is refused before anything is sent: exit 2, the file and the accepted extensions', async () => {
     const notes = join(directory, 'notes-e2e.rtf');
     writeFileSync(notes, '{\\rtf1 notes}');
-    const result = await runCli(['docs', 'upload', '1005', notes, '--tax-year', '2024', '--json'], acme());
-    expect(result.exitCode).toBe(5);
+    const before = await runCli(['docs', 'list', '1005', '--json'], acme());
+    const result = await runCli(['docs', 'upload', '1005', w2, notes, '--tax-year', '2024', '--json'], acme());
+    expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
-    expect(errorBody(result.stderr).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    const error = errorBody(result.stderr).error;
+    expect(error.code).toBe('USAGE_ERROR');
+    expect(error.message).toContain(`${notes} is of a type uploads do not take (.rtf)`);
+    expect(error.message).toContain('accepted: .pdf, .jpg');
+    const after = await runCli(['docs', 'list', '1005', '--json'], acme());
+    expect(JSON.parse(after.stdout).total_count).toBe(JSON.parse(before.stdout).total_count);
+  });
+
+  it('the same file again is refused, naming the stored document (exit 2); --allow-duplicate stores a second one', async () => {
+    const k1 = join(directory, 'k1-e2e.pdf');
+    writeFileSync(k1, '%PDF-1.4 k1\n');
+    const first = await runCli(['docs', 'upload', '1005', k1, '--tax-year', '2022', '--json'], acme());
+    expect(first.exitCode).toBe(0);
+    const again = await runCli(['docs', 'upload', '1005', k1, '--tax-year', '2022'], acme());
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toContain(`k1-e2e.pdf is already on account 1005 for 2022 as document ${JSON.parse(first.stdout).id} (k1-e2e.pdf, uploaded `);
+    const allowed = await runCli(['docs', 'upload', '1005', k1, '--tax-year', '2022', '--allow-duplicate', '--json'], acme());
+    expect(allowed.exitCode).toBe(0);
+    const listed = await runCli(['docs', 'list', '1005', '--tax-year', '2022', '--json'], acme());
+    expect(JSON.parse(listed.stdout).documents.filter((document: { filename: string }) => document.filename === 'k1-e2e.pdf')).toHaveLength(2);
   });
 
   it('list on a terminal shows a table with a header', async () => {

@@ -141,6 +141,8 @@ export async function startContractMinimalServer(options: MinimalServerOptions =
           has_more: false,
         }),
     ],
+    // The contract's minimum of a list: the array alone.
+    ['GET', /^\/accounts\/2002\/documents$/, (_r, _u, send) => send(200, { documents: [] })],
     ['GET', /^\/documents\/7999$/, (_r, _u, send) => send(404, { error: { code: 'DOCUMENT_NOT_FOUND', message: 'no such document' } })],
     [
       'GET',

@@ -1,4 +1,7 @@
+import { DOCUMENT_EXTENSIONS, DOCUMENT_MAX_BYTES } from '../../contract/uploads';
 import { DESCRIPTION_MAX_CHARACTERS, TAX_YEAR } from '../../contract/vocabulary';
+import { batchRunFlags } from '../../batch/flags';
+import { DOCUMENTS_FILE_NAME } from '../../batch/ledgers/fileNames';
 import { pageFlags } from '../pageFlags';
 import type { CommandSpec, FlagSpec } from '../spec';
 
@@ -11,14 +14,45 @@ export const uploadDocuments: CommandSpec = {
   name: 'upload',
   description: 'Upload one or more files to an account (all are checked before the first is sent)',
   arguments: [ACCOUNT_ID, { name: '<file...>', help: 'files to upload', complete: 'files' }],
-  flags: [{ ...TAX_YEAR_FLAG, required: true }, { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS }],
+  flags: [
+    { ...TAX_YEAR_FLAG, required: true },
+    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS },
+    { flag: '--allow-duplicate', help: 'upload even a file whose name the account already has for that tax year' },
+  ],
   examples: [
     'taxprep docs upload 1001 w2.pdf --tax-year 2024',
     'taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-year 2024 --description "Forms from the bank"',
     "taxprep docs upload 1001 scans/*.png --tax-year 2024 --json | jq '.[].id'",
   ],
+  notes: `Every file is checked before the first byte is sent: it exists, is readable, is one of the types the service takes (${DOCUMENT_EXTENSIONS.join(' ')}) and at most ${DOCUMENT_MAX_BYTES / 1024 / 1024} MiB, and the account has no document of that name for the tax year (--allow-duplicate uploads it anyway). If any file fails, nothing is uploaded.`,
   jsonFields: DOCUMENT_FIELDS,
   load: () => import('./upload'),
+};
+
+export const syncDocuments: CommandSpec = {
+  name: 'sync',
+  description: 'Upload the files of a folder that the accounts do not have yet (re-run safely)',
+  arguments: [{ name: '<dir>', help: 'folder laid out as <account-id>/<tax-year>/<file>, or holding the files a --manifest names', complete: 'files' }],
+  flags: [
+    { flag: '--manifest <file>', help: 'CSV or NDJSON with path (from <dir>), account_id, tax_year, and optional description, for any other layout', complete: 'files' },
+    { flag: '--exclude <glob>', help: 'leave out files and folders matching: a name (*.tmp, drafts) or a path from <dir> (1001/2023)', repeatable: true },
+    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document (a manifest row may give its own)', maxCharacters: DESCRIPTION_MAX_CHARACTERS },
+    { flag: '--upload-changed', help: 'upload a file whose name is on the account with other content than the ledger recorded (a second document)' },
+    { flag: '--skip-invalid', help: 'upload the good files and report the ones that cannot be synced as failed, instead of sending nothing' },
+    { flag: '--dry-run', help: 'print the plan (upload, skip or conflict, with the reason); send only the list requests it needs' },
+    { flag: '--offline', help: 'with --dry-run: plan from the ledger alone, sending nothing at all' },
+    ...batchRunFlags(DOCUMENTS_FILE_NAME),
+  ],
+  examples: [
+    'taxprep docs sync /srv/shared/clients --dry-run',
+    'taxprep docs sync /srv/shared/clients --exclude drafts --exclude "*.tmp"',
+    'taxprep docs sync scans --manifest scans/manifest.csv --json >> sync.ndjson',
+  ],
+  notes:
+    'A file counts as uploaded when the ledger recorded its content for the account and year, or the\n' +
+    'account has a document of that name and year. A run killed at any moment resumes without storing a\n' +
+    'file twice; only one run works on the ledger at a time (exit 10 when another holds it).',
+  load: () => import('./sync'),
 };
 
 export const listDocuments: CommandSpec = {
@@ -39,9 +73,10 @@ export const listDocuments: CommandSpec = {
 export const docs: CommandSpec = {
   name: 'docs',
   group: 'core',
-  description: "Upload, list and read an account's tax documents",
+  description: "Upload, sync, list and read an account's tax documents",
   subcommands: [
     uploadDocuments,
+    syncDocuments,
     listDocuments,
     {
       name: 'get',

@@ -1,24 +1,25 @@
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
+import { stat } from 'node:fs/promises';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import type { ApiClient, UploadFile } from '../../api/types';
+import { openFileSetProgress } from '../../batch/fileSetProgress';
 import { DocumentUploadFields } from '../../contract/requests';
+import { documentMediaTypeOf } from '../../contract/uploads';
 import { pathId } from '../../contract/rules';
 import type { Context } from '../../types';
 import { CliError, InterruptedError, UsageError } from '../../errors';
 import { createOutput, dateColumn, fileName, label, type Format, type Output } from '../../output';
-import { progressBar } from '../../output/progress';
 import { sanitizeLine } from '../../output/sanitize';
-import { truncate } from '../../output/table';
 import { definedOnly, parseFlagFields, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
+import { ACCEPTED_EXTENSIONS, contentProblem, documentsByName, storedNameKey, unreadableProblem, uploadFileOf } from './files';
 import { uploadDocuments } from './register';
 
 export interface UploadOptions {
   accountId: number;
   paths: string[];
   fields: { tax_year: number; description?: string };
+  /** Upload even when the account has a document of the same name and tax year. */
+  allowDuplicate: boolean;
 }
 
 export function parseOptions(raw: RawInvocation): UploadOptions {
@@ -28,104 +29,61 @@ export function parseOptions(raw: RawInvocation): UploadOptions {
     accountId: parseId(accountId, '<account-id>'),
     paths: Array.isArray(paths) ? paths.map(String) : [],
     fields,
+    allowDuplicate: raw.flags.allowDuplicate === true,
   };
 }
 
-/** Media types by extension, the common forms of tax paperwork; anything else goes as octet-stream. */
-const MEDIA_TYPE_OF_EXTENSION: Record<string, string> = {
-  '.pdf': 'application/pdf',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.heic': 'image/heic',
-  '.heif': 'image/heif',
-  '.tif': 'image/tiff',
-  '.tiff': 'image/tiff',
-  '.webp': 'image/webp',
-  '.txt': 'text/plain',
-  '.csv': 'text/csv',
-  '.xls': 'application/vnd.ms-excel',
-  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  '.doc': 'application/msword',
-  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-};
-
-export function mediaTypeOf(path: string): string {
-  return MEDIA_TYPE_OF_EXTENSION[extname(path).toLowerCase()] ?? 'application/octet-stream';
+/** `nothing was uploaded: a.rtf is of a type ...; b.pdf does not exist`, naming every file at fault. */
+function refuseFiles(problems: Array<[string, string]>, options: { listAccepted?: boolean; hint?: string }): UsageError {
+  const list = problems.map(([path, problem]) => `${sanitizeLine(path)} ${problem}`).join('; ');
+  const details: Record<string, string[]> = {};
+  for (const [path, problem] of problems) (details[path] ??= []).push(problem);
+  return new UsageError(`nothing was uploaded: ${list}${options.listAccepted ? ` (${ACCEPTED_EXTENSIONS})` : ''}`, { details, hint: options.hint });
 }
 
 /**
- * Checks every file before the first upload, so that a typo in the third name does not leave the
- * first two uploaded: each must exist, be a regular file and be readable.
+ * Checks every file before the first upload, so that a typo or an unsupported file in the third
+ * name does not leave the first two uploaded: each must exist, be a regular readable file, be of a
+ * type the service takes and within its size limit, and no two may be stored under one name.
  */
 export async function checkFiles(paths: string[]): Promise<UploadFile[]> {
-  const problems: Record<string, string[]> = {};
+  const problems: Array<[string, string]> = [];
   const files: UploadFile[] = [];
+  const pathOfName = new Map<string, string>();
   for (const path of paths) {
-    const problem = await fileProblem(path);
-    if (problem !== undefined) {
-      problems[path] = [problem];
+    const unreadable = await unreadableProblem(path);
+    if (unreadable !== undefined) {
+      problems.push([path, unreadable]);
       continue;
     }
-    const { size } = await stat(path);
-    files.push({ path, filename: basename(path), contentType: mediaTypeOf(path), size });
+    const file = uploadFileOf(path, (await stat(path)).size);
+    const problem = contentProblem(file.filename, file.size);
+    const first = pathOfName.get(storedNameKey(file.filename));
+    if (problem !== undefined) problems.push([path, problem]);
+    else if (first !== undefined) problems.push([path, `would be stored under the same name as ${sanitizeLine(first)}`]);
+    pathOfName.set(storedNameKey(file.filename), path);
+    files.push(file);
   }
-  const failed = Object.entries(problems);
-  if (failed.length > 0) {
-    const list = failed.map(([path, [problem]]) => `${sanitizeLine(path)} ${problem}`).join('; ');
-    throw new UsageError(`nothing was uploaded: ${list}`, { details: problems });
-  }
+  if (problems.length > 0) throw refuseFiles(problems, { listAccepted: files.some((file) => documentMediaTypeOf(file.filename) === undefined) });
   return files;
 }
 
-async function fileProblem(path: string): Promise<string | undefined> {
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return info.isDirectory() ? 'is a directory, not a file' : 'is not a regular file';
-    await access(path, constants.R_OK);
-    return undefined;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return 'does not exist';
-    if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
-    return `cannot be read (${code ?? 'unknown error'})`;
-  }
-}
-
 /**
- * Redraws one stderr line per file (`w2.pdf ████░░░░░░  45%`), only when the percentage moves,
- * never wider than the terminal (a wider line would wrap and scroll on every redraw), and wiped
- * when the upload fails so that no stale bar is left above the error.
+ * Refuses files whose name the account already has for the tax year (gh's `release upload`
+ * refuses an existing asset unless `--clobber`): a second upload would be a second document.
  */
-async function progressLine(ctx: Context, file: UploadFile): Promise<{ update(sent: number): void; done(): void; clear(): void } | undefined> {
-  if (!ctx.io.stderrIsTTY || ctx.globals.json) return undefined;
-  // Display width, as the tables measure it: a CJK file name takes two columns a character.
-  const { default: stringWidth } = await import('string-width');
-  const barWidth = progressBar(100).length + 1;
-  // The bar is drawn on stderr, whose width may differ from stdout's (`| less`, `> file`); a
-  // terminal that reports no size (0) gets the usual default.
-  const reported = (ctx.io.stderr as { columns?: number }).columns;
-  const columns = reported !== undefined && reported > 0 ? reported : ctx.io.columns;
-  const name = truncate(sanitizeLine(file.filename), Math.max(1, columns - 1 - barWidth), stringWidth);
-  let shown = -1;
-  const draw = (percent: number) => {
-    if (percent === shown) return;
-    shown = percent;
-    ctx.io.stderr.write(`\r${name} ${progressBar(percent)}${CLEAR_TO_END_OF_LINE}`);
-  };
-  return {
-    update: (sent) => draw(file.size === 0 ? 100 : Math.floor((sent / file.size) * 100)),
-    done: () => {
-      draw(100);
-      ctx.io.stderr.write('\n');
-    },
-    clear: () => {
-      if (shown >= 0) ctx.io.stderr.write(`\r${CLEAR_TO_END_OF_LINE}`);
-    },
-  };
+async function checkNotStored(api: ApiClient, options: UploadOptions, files: UploadFile[], signal: AbortSignal): Promise<void> {
+  const stored = await documentsByName(api, options.accountId, options.fields.tax_year, { signal });
+  const problems: Array<[string, string]> = [];
+  for (const file of files) {
+    const existing = stored.get(storedNameKey(file.filename))?.[0];
+    if (existing === undefined) continue;
+    const uploaded = existing.uploaded_at === undefined || existing.uploaded_at === null ? '' : `, uploaded ${sanitizeLine(existing.uploaded_at)}`;
+    problems.push([file.path, `is already on account ${options.accountId} for ${options.fields.tax_year} as document ${sanitizeLine(existing.id)} (${sanitizeLine(existing.filename)}${uploaded})`]);
+  }
+  if (problems.length > 0) throw refuseFiles(problems, { hint: 'Pass --allow-duplicate to store another document of the same name.' });
 }
 
-const CLEAR_TO_END_OF_LINE = '\u001b[K';
 const HEAD = ['ID', fileName('Filename'), 'Tax year', 'Size', label('Type', { drop: 1 }), dateColumn('Uploaded')];
 /** The fields of the table; an answer without one of them is completed with a read of the document. */
 const SHOWN_FIELDS = ['filename', 'tax_year', 'file_size', 'file_type', 'uploaded_at'] as const;
@@ -193,18 +151,25 @@ export async function run(ctx: Context, options: UploadOptions): Promise<void> {
   const out = createOutput(ctx);
   const api = await ctx.api();
   const interrupted = ctx.interrupted();
+  if (!options.allowDuplicate) await checkNotStored(api, options, files, interrupted);
+  const progress = await openFileSetProgress(ctx, {
+    files: files.length,
+    bytes: files.reduce((sum, file) => sum + file.size, 0),
+    keepFinished: true,
+  });
   const uploaded: Uploaded[] = [];
   for (const [index, file] of files.entries()) {
-    const progress = await progressLine(ctx, file);
     let sending = false;
+    const fileProgress = progress.start(file.filename, file.size);
     try {
       if (interrupted.aborted) throw interrupted.reason;
       sending = true;
-      const response = await api.upload(options.accountId, file, options.fields, { onProgress: progress?.update, signal: interrupted });
-      progress?.done();
+      const response = await api.upload(options.accountId, file, options.fields, { onProgress: (sent) => fileProgress.sent(sent), signal: interrupted });
+      fileProgress.done();
       uploaded.push({ file, data: response.data, json: response.json });
     } catch (error) {
-      progress?.clear();
+      fileProgress.failed();
+      progress.finish();
       const stopped = interrupted.aborted;
       await printUploaded(ctx, api, out, uploaded, files.length);
       const notTried = files.slice(index + 1).map((rest) => sanitizeLine(rest.filename));
@@ -219,6 +184,7 @@ export async function run(ctx: Context, options: UploadOptions): Promise<void> {
       throw error;
     }
   }
+  progress.finish();
   await printUploaded(ctx, api, out, uploaded, files.length);
   if (files.length > 1) await out.note(`Uploaded ${uploaded.length} of ${files.length} files: ${describeUploaded(uploaded)}.`);
 }
