@@ -106,8 +106,15 @@ const PROJECT_FIELDS = [
  * The changes between `before` and what a pass read, and the snapshot after it. `baseline` (the
  * first run) records everything and reports nothing. An account listed for the first time is a
  * baseline of its own: adding accounts to watch does not report each of their projects as new.
+ * `initial` (`--initial`) reports instead what is read for the first time as having appeared.
  */
-export function applyObservations(before: Snapshot, seen: Observations, seenAt: string, options: { baseline: boolean }): { after: Snapshot; changes: Change[] } {
+export function applyObservations(
+  before: Snapshot,
+  seen: Observations,
+  seenAt: string,
+  options: { baseline: boolean; initial?: boolean },
+): { after: Snapshot; changes: Change[] } {
+  const initial = options.initial === true;
   const after: Snapshot = structuredClone(before);
   const changes: Change[] = [];
   const report = (change: Omit<Change, 'seen_at'>) => {
@@ -124,7 +131,7 @@ export function applyObservations(before: Snapshot, seen: Observations, seenAt: 
   }
 
   for (const list of seen.projectLists) {
-    const knownAccount = after.accounts[list.account_id]?.listed_at !== undefined;
+    const knownAccount = initial || after.accounts[list.account_id]?.listed_at !== undefined;
     for (const { id, ...facts } of list.projects) {
       const previous = after.projects[id];
       if (previous === undefined && knownAccount) report({ event: 'project.appeared', account_id: list.account_id, project_id: id, old: null, new: facts.status });
@@ -137,11 +144,12 @@ export function applyObservations(before: Snapshot, seen: Observations, seenAt: 
     const { id, items, ...facts } = status;
     const previous = after.projects[id];
     const merged = mergeProject(previous, facts, report, id);
-    if (previous?.items !== undefined) {
+    const previousItems = previous?.items ?? (initial ? {} : undefined);
+    if (previousItems !== undefined) {
       for (const [key, item] of Object.entries(items)) {
-        if (!(key in previous.items)) report({ event: 'item.appeared', account_id: merged.account_id, project_id: id, item, old: null, new: item });
+        if (!(key in previousItems)) report({ event: 'item.appeared', account_id: merged.account_id, project_id: id, item, old: null, new: item });
       }
-      for (const [key, item] of Object.entries(previous.items)) {
+      for (const [key, item] of Object.entries(previousItems)) {
         if (!(key in items)) report({ event: 'item.resolved', account_id: merged.account_id, project_id: id, item, old: item, new: null });
       }
     }

@@ -88,10 +88,12 @@ export async function runPass(input: PassInput): Promise<PassResult> {
       const response = await api.call('listDeliverables', { query: { limit: PAGE_SIZE, offset: page * PAGE_SIZE }, signal });
       learn(response.headers);
       for (const deliverable of response.data.deliverables) {
+        const id = numberOrNull(deliverable.id);
         const accountId = numberOrNull(deliverable.account_id);
+        if (id === null) continue;
         if (accountId !== null) accounts.add(accountId);
         result.observations.deliverables.push({
-          id: deliverable.id,
+          id,
           project_id: numberOrNull(deliverable.project_id),
           account_id: accountId,
           status: stringOrNull(deliverable.status),
@@ -128,12 +130,11 @@ async function runTask(api: ApiClient, task: Task, result: PassResult, signal: A
       learn(response.headers);
       result.observations.projectLists.push({
         account_id: task.account_id,
-        projects: response.data.projects.map((project) => ({
-          id: project.id,
-          status: stringOrNull(project.status),
-          progress_percentage: numberOrNull(project.progress_percentage),
-          estimated_completion: stringOrNull(project.estimated_completion),
-        })),
+        projects: response.data.projects.flatMap((project) => {
+          const id = numberOrNull(project.id);
+          if (id === null) return [];
+          return [{ id, status: stringOrNull(project.status), progress_percentage: numberOrNull(project.progress_percentage), estimated_completion: stringOrNull(project.estimated_completion) }];
+        }),
       });
       return;
     }

@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as z from 'zod';
 import { UsageError } from '../errors';
-import { writeFileAtomically } from '../lib/files';
+import { stageFileAtomically, type StagedFile } from '../lib/files';
 import { appDirectory } from '../lib/paths';
 import { emptySnapshot, type Snapshot } from './changes';
 
@@ -114,9 +114,12 @@ export async function readState(path: string, expected: { baseUrl: string }, opt
   return state;
 }
 
-/** Writes the state whole or not at all, 0600, in a directory of its own (0700). */
-export async function writeState(path: string, state: WatchState): Promise<void> {
+/**
+ * The state written whole beside its file, 0600, in a directory of its own (0700), put in place
+ * by `commit`: watch prints a pass's changes between the two, so that a kill loses none of them.
+ */
+export async function stageState(path: string, state: WatchState): Promise<StagedFile> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const document = { format: STATE_FORMAT, version: STATE_VERSION, ...state };
-  await writeFileAtomically(path, `${JSON.stringify(document)}\n`, { durable: true });
+  return stageFileAtomically(path, `${JSON.stringify(document)}\n`, { durable: true });
 }

@@ -130,3 +130,19 @@ describe('applyObservations', () => {
     expect(before).toEqual(copy);
   });
 });
+
+describe('applyObservations with --initial', () => {
+  it('reports what is read for the first time as having appeared', () => {
+    const { changes } = applyObservations(
+      emptySnapshot(),
+      seen({
+        deliverables: [{ id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null }],
+        projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project }] }],
+        projectStatuses: [{ id: 5001, account_id: 1001, ...project, items: itemsOf(item('W-2')) }],
+      }),
+      T0,
+      { baseline: false, initial: true },
+    );
+    expect(changes.map((change) => change.event)).toEqual(['deliverable.appeared', 'project.appeared', 'item.appeared']);
+  });
+});
