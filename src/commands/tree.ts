@@ -11,6 +11,7 @@ import { projects } from './projects/register';
 import { serve } from './serve/register';
 import type { CommandSpec } from './spec';
 import { version } from './version/register';
+import { status } from './status/register';
 import { watch } from './watch/register';
 import { whoami } from './whoami/register';
 
@@ -44,5 +45,5 @@ export const program: CommandSpec = {
   taxprep help environment    environment variables and the order settings are taken in
   taxprep help exit-codes     what each exit code means, for scripts and cron
   taxprep help <command>      help for one command`,
-  subcommands: [health, accounts, loginLink, docs, projects, deliverables, watch, profiles, whoami, api, serve, completion, complete, help, version],
+  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, profiles, whoami, api, serve, completion, complete, help, version],
 };
