@@ -1,3 +1,4 @@
+import type { TolerantResponseOf } from '../api/tolerant';
 import type { ApiClient } from '../api/types';
 import { ApiError, CliError, EXIT } from '../errors';
 import { readRateLimit } from '../commands/login-link/lib/pacer';
@@ -140,26 +141,30 @@ async function runTask(api: ApiClient, task: Task, result: PassResult, signal: A
     }
     const response = await api.call('getProjectStatus', { params: { project_id: task.project_id }, signal });
     learn(response.headers);
-    const project = response.data;
-    const items: Record<string, ItemFacts> = {};
-    for (const raw of Array.isArray(project.outstanding_items) ? project.outstanding_items : []) {
-      const item: ItemFacts = { type: String(raw.type ?? ''), description: String(raw.description ?? ''), priority: String(raw.priority ?? ''), requested_at: stringOrNull(raw.requested_at) };
-      items[itemKey(item)] = item;
-    }
-    result.observations.projectStatuses.push({
-      id: task.project_id,
-      account_id: numberOrNull(project.account_id) ?? task.account_id,
-      status: stringOrNull(project.status),
-      progress_percentage: numberOrNull(project.progress_percentage),
-      estimated_completion: stringOrNull(project.estimated_completion),
-      items,
-    });
+    result.observations.projectStatuses.push(observeStatus(task.project_id, response.data, task.account_id));
   } catch (error) {
     // A record that is gone or not this partner's: said once by the caller, then left out.
     if (!(error instanceof ApiError) || (error.exitCode !== EXIT.NOT_FOUND && error.code !== 'ACCESS_DENIED')) throw error;
     if (task.kind === 'projects') result.unknownAccounts.set(task.account_id, error.code);
     else result.goneProjects.push(task.project_id);
   }
+}
+
+/** What the status endpoint says of a project, as the change model holds it. */
+export function observeStatus(projectId: number, project: TolerantResponseOf<'getProjectStatus'>, accountId: number | null = null): Observations['projectStatuses'][number] {
+  const items: Record<string, ItemFacts> = {};
+  for (const raw of Array.isArray(project.outstanding_items) ? project.outstanding_items : []) {
+    const item: ItemFacts = { type: String(raw.type ?? ''), description: String(raw.description ?? ''), priority: String(raw.priority ?? ''), requested_at: stringOrNull(raw.requested_at) };
+    items[itemKey(item)] = item;
+  }
+  return {
+    id: projectId,
+    account_id: numberOrNull(project.account_id) ?? accountId,
+    status: stringOrNull(project.status),
+    progress_percentage: numberOrNull(project.progress_percentage),
+    estimated_completion: stringOrNull(project.estimated_completion),
+    items,
+  };
 }
 
 export function numberOrNull(value: unknown): number | null {

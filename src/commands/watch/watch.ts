@@ -1,8 +1,9 @@
 import { EXIT } from '../../errors';
 import { formatDuration } from '../../lib/duration';
-import { createOutput, freeText, type Output } from '../../output';
+import { createOutput, type Output } from '../../output';
 import { addOrigin, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
-import { applyObservations, type Change } from '../../follow/changes';
+import { applyObservations } from '../../follow/changes';
+import { printChanges } from '../../follow/print';
 import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
 import { accountReadAt, formatBudget, parseBudget, DEFAULT_BUDGET, type Budget } from '../../follow/planner';
 import { defaultStatePath, freshState, readState, stageState, type WatchState } from '../../follow/state';
@@ -114,32 +115,6 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
 async function stopped(out: Output, statePath: string): Promise<number> {
   await out.note(`watch: stopped; every change printed is recorded in ${statePath}`);
   return EXIT.INTERRUPTED;
-}
-
-/** The changes of a pass: NDJSON under --json, a table on a terminal, tab-separated lines in a pipe. */
-async function printChanges(out: Output, json: boolean, changes: Change[]): Promise<void> {
-  if (changes.length === 0) return;
-  if (json) {
-    for (const change of changes) await out.ndjson(change);
-    return;
-  }
-  const { format } = out;
-  const value = (change: Change, side: unknown) => {
-    if (change.item === undefined || side === null) return side === null ? '-' : format.text(side);
-    return `${format.text(change.item.description)} (${format.text(change.item.priority)})`;
-  };
-  await out.table(
-    ['Seen', 'Event', 'Account', 'Project', 'Deliverable', freeText('Was'), freeText('Now')],
-    changes.map((change) => [
-      format.date(change.seen_at),
-      change.event,
-      format.text(change.account_id ?? '-'),
-      String(change.project_id),
-      change.deliverable_id === undefined ? '-' : String(change.deliverable_id),
-      value(change, change.old),
-      value(change, change.new),
-    ]),
-  );
 }
 
 /** How fresh the look is when a pass could not cover it all: how many accounts, and the oldest data. */

@@ -1,0 +1,28 @@
+import { freeText, type Output } from '../output';
+import type { Change } from './changes';
+
+/** The changes of a pass: NDJSON under --json, a table on a terminal, tab-separated lines in a pipe. */
+export async function printChanges(out: Output, json: boolean, changes: Change[]): Promise<void> {
+  if (changes.length === 0) return;
+  if (json) {
+    for (const change of changes) await out.ndjson(change);
+    return;
+  }
+  const { format } = out;
+  const value = (change: Change, side: unknown) => {
+    if (change.item === undefined || side === null) return side === null ? '-' : format.text(side);
+    return `${format.text(change.item.description)} (${format.text(change.item.priority)})`;
+  };
+  await out.table(
+    ['Seen', 'Event', 'Account', 'Project', 'Deliverable', freeText('Was'), freeText('Now')],
+    changes.map((change) => [
+      format.date(change.seen_at),
+      change.event,
+      format.text(change.account_id ?? '-'),
+      String(change.project_id),
+      change.deliverable_id === undefined ? '-' : String(change.deliverable_id),
+      value(change, change.old),
+      value(change, change.new),
+    ]),
+  );
+}
