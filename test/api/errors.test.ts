@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyNetworkFailure, networkErrorFrom } from '../../src/api/errors';
 import type { NetworkFailureKind } from '../../src/api/retry';
-import { madeNoLink } from '../../src/commands/login-link/generate';
+import { provablyNotApplied as madeNoLink } from '../../src/batch/send';
 import { ApiError, NetworkError } from '../../src/errors';
 
 const systemError = (code: string) => Object.assign(new Error(code), { code });

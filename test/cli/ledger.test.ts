@@ -5,9 +5,9 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/types';
 import { LedgerLockedError, UsageError } from '../../src/errors';
-import { Ledger, readLedger, type LinkTarget } from '../../src/commands/login-link/lib/ledgerStore';
-import { acquireLedgerLock, lockPathOf } from '../../src/commands/login-link/lib/ledgerLock';
-import { defaultLedgerPath } from '../../src/commands/login-link/lib/ledgerPaths';
+import { Ledger, readLedger, type LinkTarget } from '../../src/batch/ledgers/loginLinks';
+import { acquireLedgerLock, lockPathOf } from '../../src/batch/lock';
+import { defaultLedgerPath } from '../../src/batch/ledgers/loginLinks';
 
 const realClock: Clock = { now: () => new Date(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 const origin = 'http://127.0.0.1:4010';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { itemsFromArguments, parseLoginLinkInput } from '../../src/commands/login-link/lib/input';
-import { parseCsv } from '../../src/commands/login-link/lib/csv';
+import { itemsFromArguments, parseLoginLinkInput } from '../../src/commands/login-link/input';
+import { parseCsv } from '../../src/batch/csv';
 import { UsageError } from '../../src/errors';
 
 function usageMessage(run: () => unknown): string {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/types';
-import { QuotaExhaustedError, RateLimitPacer } from '../../src/commands/login-link/lib/pacer';
-import { formatProgress, formatRate } from '../../src/commands/login-link/lib/batchProgress';
-import { runPool } from '../../src/commands/login-link/lib/pool';
+import { QuotaExhaustedError, RateLimitPacer } from '../../src/batch/pacer';
+import { formatProgress, formatRate } from '../../src/batch/progress';
+import { runPool } from '../../src/batch/pool';
 
 /**
  * Virtual time: sleeps are timers that fire only when every promise has settled that can, in

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli';
-import { Ledger } from '../../src/commands/login-link/lib/ledgerStore';
+import { Ledger } from '../../src/batch/ledgers/loginLinks';
 import { parseFixture } from '../../src/mock/fixture';
 import { CapturedStream } from '../helpers/context';
 import { startMock, type RunningMock } from '../helpers/mock';

@@ -63,7 +63,9 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   const stdin = Object.assign(new PassThrough(), { isTTY: tty.stdin === true });
   stdin.end(options.stdinText ?? '');
   const configHome = options.env?.XDG_CONFIG_HOME ?? mkdtempSync(join(tmpdir(), 'taxprep-test-config-'));
-  const env = { ...options.env, XDG_CONFIG_HOME: configHome };
+  // Ledgers (`accounts create` records what it made) go to a directory of the test's own.
+  const dataHome = options.env?.XDG_DATA_HOME ?? mkdtempSync(join(tmpdir(), 'taxprep-test-data-'));
+  const env = { ...options.env, XDG_CONFIG_HOME: configHome, XDG_DATA_HOME: dataHome };
   const globals = { ...DEFAULT_GLOBALS, ...options.globals };
   const io = createIO({ env, color: globals.color, stdout, stderr, stdin });
   const opened: string[] = [];

@@ -6,6 +6,7 @@ import { flagConflict, parseFlagFields } from '../parseFlags';
 import { attributeOf, longName } from '../spec';
 import type { RawInvocation } from '../types';
 import { SPOUSE_FLAGS, createAccount } from './register';
+import { accountsSession, rememberCreated } from './ledger';
 
 export interface CreateAccountOptions {
   body: CreateAccountRequest;
@@ -26,8 +27,9 @@ export function parseOptions(raw: RawInvocation): CreateAccountOptions {
 
 export async function run(ctx: Context, options: CreateAccountOptions): Promise<void> {
   const out = createOutput(ctx);
-  const api = await ctx.api();
+  const [api, session] = await Promise.all([ctx.api(), accountsSession(ctx)]);
   const response = await api.call('createAccount', { body: options.body });
+  await rememberCreated(ctx, session, response.data, options.body.email);
   if (ctx.globals.json) return out.json(response.json);
   await out.card(createdAccountCard(response.data, out.format));
 }

@@ -1,15 +1,11 @@
-import { QuotaExhaustedError, RateLimitPacer } from './lib/pacer';
-import type { LoginLinkItem } from './lib/input';
-import { runPool } from './lib/pool';
-import { createProgress, formatRate, type Progress } from './lib/batchProgress';
+import type { LoginLinkItem } from './input';
 import { CliError, EXIT } from '../../errors';
-import { formatDuration } from '../../lib/duration';
-import type { Ledger } from './lib/ledgerStore';
-import { createOutput, type Output } from '../../output';
-import { palette, type Palette } from '../../output/colors';
-import { writeText } from '../../output/write';
+import type { Ledger } from '../../batch/ledgers/loginLinks';
+import type { Output } from '../../output';
+import type { Palette } from '../../output/colors';
+import { cells, runBatch, type BatchJob } from '../../batch/run';
 import { definedOnly } from '../parseFlags';
-import { generateLink, isGlobalFailure, requestBody, type Outcome, type Session } from './generate';
+import { generateLink, requestBody, type Outcome, type Session } from './generate';
 import type { RunFlags } from './options';
 
 /**
@@ -38,73 +34,37 @@ export interface BatchPlan {
   run?: string;
 }
 
+/** Login links as a batch job: one link per item, recorded in the login-link ledger. */
+function loginLinkJob(session: Session, ledger: Ledger, plan: BatchPlan, flags: RunFlags): BatchJob<LoginLinkItem, Outcome> {
+  return {
+    noun: 'login links',
+    tally: [
+      ['issued', 'generated'],
+      ['failed', 'failed'],
+      ['skipped', 'skipped'],
+    ],
+    send: async (item, { pacer, signal }) => ({
+      kind: 'issued',
+      item,
+      response: await generateLink(session, ledger, item, requestBody(flags.request, item), { run: plan.run, pacer, signal }),
+    }),
+    failed: (item, error) => ({ kind: 'failed', item, error }),
+    json: outcomeJson,
+    line: outcomeLine,
+    // A fresh link skipped by renewal is the normal case of every cron run: counted, not printed.
+    shown: (outcome, ctx) => ctx.globals.verbose || !(outcome.kind === 'skipped' && outcome.reason === 'fresh'),
+    label: (item) => String(item.account_id),
+  };
+}
+
 /**
- * Sends the plan's items with bounded concurrency, paced to the key's rate limit, and prints each
- * outcome as it arrives (NDJSON with `--json`). Per-item failures do not stop the run; a global
- * one (key refused, quota gone, service unreachable) stops new items and is thrown after the summary.
- * Returns 0 when every item succeeded, else `EXIT.PARTIAL`.
+ * Runs the plan on the batch engine (`src/batch/run.ts`). Returns 0 when every item succeeded,
+ * else `EXIT.PARTIAL`; a run that got every link is ended in the ledger.
  */
-export async function runBatch(session: Session, ledger: Ledger, plan: BatchPlan, flags: RunFlags): Promise<number> {
+export async function runLinkBatch(session: Session, ledger: Ledger, plan: BatchPlan, flags: RunFlags): Promise<number> {
   const { ctx } = session;
-  const out = createOutput(ctx);
-  const startedMs = ctx.clock.now().getTime();
-  const progress = createProgress(ctx.io.stderr, {
-    enabled: ctx.io.stderrIsTTY && !ctx.globals.json,
-    total: plan.send.length + plan.settled.length,
-    clock: ctx.clock,
-  });
-  const colors = palette(ctx.io.stdoutColor);
-  const writeOutcome = ctx.globals.json
-    ? (outcome: Outcome) => out.ndjson(outcomeJson(outcome))
-    : (outcome: Outcome) => writeText(ctx.io.stdout, outcomeLine(outcome, out, colors));
-  // A fresh link skipped by renewal is the normal case of every cron run: counted, not printed.
-  const shown = (outcome: Outcome) => ctx.globals.verbose || !(outcome.kind === 'skipped' && outcome.reason === 'fresh');
-  const printer = outcomePrinter((outcome) => (shown(outcome) ? writeOutcome(outcome) : Promise.resolve()), progress);
-  for (const outcome of plan.settled) await printer.print(outcome);
-
-  const pacer = new RateLimitPacer(ctx.clock);
-  const stop = new AbortController();
-  let globalFailure: CliError | undefined;
-  try {
-    await runPool(plan.send, flags.concurrency, stop.signal, async (item) => {
-      try {
-        const response = await generateLink(session, ledger, item, requestBody(flags.request, item), { run: plan.run, pacer, signal: stop.signal });
-        await printer.print({ kind: 'issued', item, response });
-      } catch (error) {
-        if (stop.signal.aborted && error === stop.signal.reason) return;
-        if (error instanceof QuotaExhaustedError) {
-          // Nothing was sent for this item: it counts as not sent, like those after it.
-          globalFailure ??= error;
-          stop.abort();
-          return;
-        }
-        if (!(error instanceof CliError)) throw error;
-        if (isGlobalFailure(error)) {
-          globalFailure ??= error;
-          stop.abort();
-        }
-        await printer.print({ kind: 'failed', item, error });
-      }
-    });
-  } catch (error) {
-    stop.abort();
-    throw error;
-  } finally {
-    progress.finish();
-  }
-
-  const counts = printer.counts();
-  const elapsedMs = ctx.clock.now().getTime() - startedMs;
-  const unsent = plan.send.length + plan.settled.length - counts.issued - counts.failed - counts.skipped;
-  const rate = formatRate(counts.issued, elapsedMs);
-  await out.note(
-    `login links: ${counts.issued} generated, ${counts.failed} failed, ${counts.skipped} skipped` +
-      (unsent > 0 ? `, ${unsent} not sent` : '') +
-      ` in ${formatDuration(elapsedMs)}${rate === undefined ? '' : ` (${rate})`}` +
-      failureList(printer.failures()),
-  );
-  if (globalFailure) throw globalFailure;
-  if (counts.failed > 0) return EXIT.PARTIAL;
+  const result = await runBatch(ctx, loginLinkJob(session, ledger, plan, flags), plan, { concurrency: flags.concurrency });
+  if (result.exitCode !== EXIT.OK) return result.exitCode;
   // A run ends when every item has its link; until then the same batch run again resumes it.
   if (plan.run) await ledger.endRun(plan.run, ctx.clock.now());
   return EXIT.OK;
@@ -132,54 +92,22 @@ export function outcomeLine(outcome: Outcome, out: Output, colors: Palette): str
   const { format } = out;
   const tty = out.forPeople;
   const account = String(outcome.item.account_id);
-  let cells: string[];
+  let row: string[];
   switch (outcome.kind) {
     case 'issued': {
       const record = outcome.response.data;
       const expires = tty ? `expires ${format.date(record.expires_at)}` : format.text(record.expires_at);
-      cells = [tty ? colors.green('✓') : 'issued', account, format.text(record.user_email), expires, format.text(record.login_link)];
+      row = [tty ? colors.green('✓') : 'issued', account, format.text(record.user_email), expires, format.text(record.login_link)];
       break;
     }
     case 'failed':
-      cells = [tty ? colors.red('✗') : 'failed', account, outcome.item.user_email ?? '-', outcome.error.code, format.text(outcome.error.message)];
+      row = [tty ? colors.red('✗') : 'failed', account, outcome.item.user_email ?? '-', outcome.error.code, format.text(outcome.error.message)];
       break;
     case 'skipped': {
       const expires = outcome.expiresAt === undefined ? '' : tty ? `expires ${format.date(outcome.expiresAt)}` : outcome.expiresAt;
-      cells = [tty ? colors.dim('-') : 'skipped', account, outcome.item.user_email ?? '-', outcome.reason, expires];
+      row = [tty ? colors.dim('-') : 'skipped', account, outcome.item.user_email ?? '-', outcome.reason, expires];
       break;
     }
   }
-  return `${cells.filter((cell) => cell !== '').join(tty ? '  ' : '\t')}\n`;
-}
-
-/** Failures shown in the summary, so that stderr alone (a cron job's log) names them. */
-const SUMMARY_FAILURES = 20;
-
-/** `\nfailed: 1003 ACCOUNT_SUSPENDED, 1007 ACCOUNT_NOT_FOUND` (the first 20, then how many more). */
-function failureList(failures: Array<{ account_id: number; code: string }>): string {
-  if (failures.length === 0) return '';
-  const listed = failures.slice(0, SUMMARY_FAILURES).map((failure) => `${failure.account_id} ${failure.code}`);
-  const more = failures.length > SUMMARY_FAILURES ? ` and ${failures.length - SUMMARY_FAILURES} more` : '';
-  return `\nfailed: ${listed.join(', ')}${more}`;
-}
-
-function outcomePrinter(write: (outcome: Outcome) => Promise<void>, progress: Progress) {
-  const counts = { issued: 0, failed: 0, skipped: 0 };
-  const failures: Array<{ account_id: number; code: string }> = [];
-  // Lines are written one at a time, in the order outcomes arrive.
-  let chain = Promise.resolve();
-  return {
-    counts: () => ({ ...counts }),
-    failures: () => [...failures],
-    print(outcome: Outcome): Promise<void> {
-      counts[outcome.kind] += 1;
-      if (outcome.kind === 'failed') failures.push({ account_id: outcome.item.account_id, code: outcome.error.code });
-      chain = chain.then(async () => {
-        progress.clear();
-        await write(outcome);
-        progress.advance();
-      });
-      return chain;
-    },
-  };
+  return cells(row, out);
 }

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { Context } from '../../types';
-import { itemsFromArguments, parseLoginLinkInput, type LoginLinkItem } from './lib/input';
+import { itemsFromArguments, parseLoginLinkInput, type LoginLinkItem } from './input';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import { flagConflict } from '../parseFlags';
 import type { RawInvocation } from '../types';
-import { runBatch, uncertainError, type BatchPlan } from './batch';
+import { runLinkBatch, uncertainError, type BatchPlan } from './batch';
+import { readInputText, sourceName } from '../../batch/input';
 import { generateLink, openSession, requestBody, targetOf, withLedger, type Session } from './generate';
 import { parseRunFlags, type RunFlags } from './options';
 import { loginLink } from './register';
@@ -63,7 +63,7 @@ export async function run(ctx: Context, options: LoginLinkOptions): Promise<numb
       );
     }
     plan.run = unfinished?.entry.run ?? (await ledger.startRun(digest, items.length, ctx.clock.now()));
-    return runBatch(session, ledger, plan, options);
+    return runLinkBatch(session, ledger, plan, options);
   });
 }
 
@@ -94,21 +94,7 @@ async function generateSingle(session: Session, options: LoginLinkOptions, item:
 
 /** Reads and checks `--from` before anything is sent. */
 export async function readItems(ctx: Context, from: string): Promise<LoginLinkItem[]> {
-  const source = from === '-' ? 'stdin' : from;
-  let text: string;
-  if (from === '-') {
-    const chunks: Buffer[] = [];
-    for await (const chunk of ctx.io.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
-    text = Buffer.concat(chunks).toString('utf8');
-  } else {
-    try {
-      text = await readFile(from, 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new UsageError(`--from ${from}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code})`}`);
-    }
-  }
-  return parseLoginLinkInput(text, source).items;
+  return parseLoginLinkInput(await readInputText(ctx, from, '--from'), sourceName(from)).items;
 }
 
 /** What makes two batches the same: service, flags and items (not where the items came from). */

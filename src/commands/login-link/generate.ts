@@ -1,13 +1,13 @@
 import type { ApiClient, ApiResponse } from '../../api/types';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../types';
-import { ApiError, CliError, MissingCredentialsError, NetworkError, UsageError } from '../../errors';
-import type { LoginLinkItem } from './lib/input';
-import { RateLimitPacer } from './lib/pacer';
-import { Ledger, type LinkTarget } from './lib/ledgerStore';
-import { acquireLedgerLock } from './lib/ledgerLock';
-import { keepOutputPrivate } from './lib/privateOutput';
-import { ledgerPathOf } from './lib/ledgerPaths';
+import type { CliError } from '../../errors';
+import type { LoginLinkItem } from './input';
+import type { RateLimitPacer } from '../../batch/pacer';
+import { Ledger, LOGIN_LINKS, type LinkTarget } from '../../batch/ledgers/loginLinks';
+import { ledgerPathOf, withLedger as withLedgerOf } from '../../batch/ledger';
+import { keepOutputPrivate } from '../../batch/privateFiles';
+import { sendTracked } from '../../batch/send';
 import { definedOnly } from '../parseFlags';
 import type { LinkRequestDefaults, RunFlags } from './options';
 
@@ -42,53 +42,14 @@ export function targetOf(session: Pick<Session, 'origin'>, item: LoginLinkItem):
   return { origin: session.origin, account_id: item.account_id, user_email: item.user_email ?? null };
 }
 
-/** Runs `work` with the ledger open and its lock held; the lock is released whatever happens. */
-export async function withLedger<T>(ctx: Context, flags: RunFlags, work: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const path = ledgerPathOf(ctx, flags);
-  const lock = await acquireLedgerLock(path, { waitMs: flags.lockWaitMs, clock: ctx.clock }).catch((error: unknown) => {
-    throw unusableLedger(path, error);
-  });
-  try {
-    const ledger = await Ledger.open(path).catch((error: unknown) => {
-      throw unusableLedger(path, error);
-    });
-    try {
-      return await work(ledger);
-    } finally {
-      await ledger.close();
-    }
-  } finally {
-    await lock.release();
-  }
-}
-
-/** A ledger that cannot be created or written (permissions, a read-only disk) is a local setting to fix. */
-function unusableLedger(path: string, error: unknown): unknown {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (error instanceof CliError || typeof code !== 'string') return error;
-  return new UsageError(`cannot use the login-link ledger ${path} (${code}); nothing was sent`, {
-    hint: 'Pass --ledger PATH to keep it somewhere writable, or fix the directory permissions.',
-  });
-}
-
-/**
- * A failure that no later item can escape: the key is refused or out of quota, or the service
- * cannot be reached. The batch stops starting items and exits with the failure's own code.
- */
-export function isGlobalFailure(error: unknown): boolean {
-  if (error instanceof NetworkError || error instanceof MissingCredentialsError) return true;
-  return error instanceof ApiError && ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMIT_EXCEEDED'].includes(error.code);
+/** Runs `work` with the login-link ledger open and its lock held; the lock is released whatever happens. */
+export function withLedger<T>(ctx: Context, flags: RunFlags, work: (ledger: Ledger) => Promise<T>): Promise<T> {
+  return withLedgerOf(ledgerPathOf(LOGIN_LINKS, ctx, flags), LOGIN_LINKS, { waitMs: flags.lockWaitMs, clock: ctx.clock, open: (path) => Ledger.open(path) }, work);
 }
 
 /** The body for one item: the run's flags, then what the item's own line sets. */
 export function requestBody(defaults: LinkRequestDefaults, item: LoginLinkItem): LinkRequestDefaults {
   return { ...defaults, ...definedOnly({ user_email: item.user_email, purpose: item.purpose, expiry_hours: item.expiry_hours }) };
-}
-
-/** Whether a failed request provably made no link: the service answered 4xx, or never got it. */
-export function madeNoLink(error: unknown): boolean {
-  if (error instanceof ApiError) return error.status < 500;
-  return error instanceof NetworkError && !error.mayHaveReachedService;
 }
 
 /**
@@ -104,24 +65,17 @@ export async function generateLink(
   options: { run?: string; pacer?: RateLimitPacer; signal?: AbortSignal },
 ): Promise<ApiResponse<TolerantResponseOf<'createLoginLink'>>> {
   const target = targetOf(session, item);
-  const sequence = await options.pacer?.acquire(options.signal);
   const meta = () => ({ profile: session.profile, ...(options.run ? { run: options.run } : {}), at: session.ctx.clock.now() });
-  let intent: string;
-  let response: ApiResponse<TolerantResponseOf<'createLoginLink'>>;
-  try {
-    intent = await ledger.recordIntent(target, meta());
-    try {
-      response = await session.api.call('createLoginLink', { params: { account_id: item.account_id }, body });
-    } catch (error) {
-      if (madeNoLink(error)) await ledger.recordRefused(intent, target, (error as CliError).code, meta());
-      throw error;
-    }
-  } catch (error) {
-    if (sequence !== undefined) options.pacer!.release(sequence);
-    throw error;
-  }
+  const { intent, response } = await sendTracked(
+    {
+      recordIntent: () => ledger.recordIntent(target, meta()),
+      send: () => session.api.call('createLoginLink', { params: { account_id: item.account_id }, body }),
+      recordRefused: (id, error: CliError) => ledger.recordRefused(id, target, error.code, meta()),
+      serviceNow: (answer) => Date.parse(answer.data.created_at ?? ''),
+    },
+    options,
+  );
   const record = response.data;
-  if (sequence !== undefined) options.pacer!.record(sequence, response.headers, Date.parse(record.created_at ?? ''));
   // The contract promises these fields; a service that leaves one out still issued the link.
   const issued = {
     user_email: record.user_email ?? item.user_email ?? '',

@@ -1,9 +1,9 @@
 import type { Context } from '../../types';
-import { readLedger } from './lib/ledgerStore';
+import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
 import { createOutput, freeText } from '../../output';
 import type { RawInvocation } from '../types';
-import { ledgerPathOf } from './lib/ledgerPaths';
-import { renewalNow } from './lib/renewalNow';
+import { ledgerPathOf } from '../../batch/ledger';
+import { renewalNow } from './renewalNow';
 
 export interface LedgerOptions {
   ledgerPath: string | undefined;
@@ -15,7 +15,7 @@ export function parseOptions(raw: RawInvocation): LedgerOptions {
 
 /** `taxprep login-link ledger`: the last link per user, expiring soonest first, then uncertain ones. */
 export async function run(ctx: Context, options: LedgerOptions): Promise<void> {
-  const path = ledgerPathOf(ctx, options);
+  const path = ledgerPathOf(LOGIN_LINKS, ctx, options);
   const ledger = await readLedger(path);
   const links = ledger.links();
   const uncertain = ledger.uncertainIntents();

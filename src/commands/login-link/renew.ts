@@ -1,14 +1,14 @@
 import type { Context } from '../../types';
-import type { LoginLinkItem } from './lib/input';
+import type { LoginLinkItem } from './input';
 import { UsageError } from '../../errors';
-import { readLedger, type LedgerView } from './lib/ledgerStore';
+import { LOGIN_LINKS, readLedger, type LedgerView } from '../../batch/ledgers/loginLinks';
 import { createOutput } from '../../output';
 import { writeText } from '../../output/write';
 import { definedOnly } from '../parseFlags';
 import type { RawInvocation } from '../types';
-import { inputOf, runBatch, uncertainError, type BatchPlan } from './batch';
-import { ledgerPathOf } from './lib/ledgerPaths';
-import { renewalNow } from './lib/renewalNow';
+import { inputOf, runLinkBatch, uncertainError, type BatchPlan } from './batch';
+import { ledgerPathOf } from '../../batch/ledger';
+import { renewalNow } from './renewalNow';
 import { readItems } from './create';
 import { openSession, targetOf, withLedger } from './generate';
 import { parseRunFlags, parseWindow, type RunFlags } from './options';
@@ -54,7 +54,7 @@ export async function run(ctx: Context, options: RenewOptions): Promise<number> 
   const now = renewalNow(ctx);
   if (options.dryRun) {
     const settings = await ctx.settings();
-    const ledger = await readLedger(ledgerPathOf(ctx, options));
+    const ledger = await readLedger(ledgerPathOf(LOGIN_LINKS, ctx, options));
     const origin = new URL(settings.baseUrl).origin;
     await printPlan(ctx, items.map((item) => ({ item, decision: decide(ledger, origin, item, now, options.withinMs, options.reissueUncertain) })));
     return 0;
@@ -68,7 +68,7 @@ export async function run(ctx: Context, options: RenewOptions): Promise<number> 
       else if (decision.action === 'skip') plan.settled.push({ kind: 'skipped', item, reason: 'fresh', expiresAt: decision.expiresAt });
       else plan.settled.push({ kind: 'failed', item, error: uncertainError(item, decision.intentAt) });
     }
-    return runBatch(session, ledger, plan, options);
+    return runLinkBatch(session, ledger, plan, options);
   });
 }
 

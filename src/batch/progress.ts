@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
-import type { Clock } from '../../../types';
-import { formatDuration } from '../../../lib/duration';
+import type { Clock } from '../types';
+import { formatDuration } from '../lib/duration';
 
 export interface Progress {
   /** Removes the line so that other output starts at the left margin. */

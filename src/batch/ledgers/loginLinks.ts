@@ -1,20 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, truncate, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { UsageError } from '../../../errors';
-import { writeFileAtomically } from '../../../lib/files';
+import { LedgerState, defaultPathOf, type LedgerKind } from '../ledger';
 
 /**
  * The login-link ledger: what this tool generated, so that cron can renew only what expires and a
  * killed run resumes without generating a link twice (a second link invalidates the emailed one).
  *
- * An append-only NDJSON log: an `intent` line is made durable before a request is sent, and an
- * `issued` or `refused` line after the answer. An intent without either is *uncertain*: the
- * service may or may not have made a link, and the contract gives no way to ask. Link URLs and
- * tokens are never written: they are credentials, and a ledger needs only expiry times.
- * Writers hold the ledger lock (./ledgerLock.ts); readers need none, because lines are appended whole
- * and the file is replaced only by an atomic rename (compaction).
+ * An `intent` line is made durable before a request is sent, and an `issued` or `refused` line
+ * after the answer. An intent without either is *uncertain*: the service may or may not have made
+ * a link, and the contract gives no way to ask. Link URLs and tokens are never written: they are
+ * credentials, and a ledger needs only expiry times. Writers hold the ledger lock (../lock.ts);
+ * readers need none, because lines are appended whole and the file is replaced only by an atomic
+ * rename (compaction).
  */
+export const LOGIN_LINKS: LedgerKind = {
+  label: 'login-link',
+  fileName: 'login-links.ndjson',
+  types: ['intent', 'issued', 'refused', 'run', 'run_end'],
+  damagedHint: 'the next renewal then regenerates every link it does not know',
+};
+
+/** Where the login-link ledger lives unless `--ledger` says otherwise. */
+export function defaultLedgerPath(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): string {
+  return defaultPathOf(LOGIN_LINKS, env, platform);
+}
 
 /** Who a link is for: `user_email` null means "the primary holder" (no user_email sent). */
 export interface LinkTarget {
@@ -87,35 +95,15 @@ function userKey(origin: string, accountId: number, userEmail: string): string {
 }
 
 /** The ledger's content, folded from its lines: the last link per user, open intents, runs. */
-export class LedgerView {
-  protected entries: LedgerEntry[] = [];
-  /** Byte length of the complete lines read; anything after it is a line torn by a kill mid-write. */
-  protected completeLength = 0;
+export class LedgerView extends LedgerState<LedgerEntry> {
   private readonly latestLinks = new Map<string, IssuedEntry>();
   /** The last link requested without user_email per account: it tells who the primary holder is. */
   private readonly primaryLinks = new Map<string, IssuedEntry>();
   private readonly openIntents = new Map<string, IntentEntry>();
   private readonly runs = new Map<string, RunState>();
 
-  constructor(readonly path: string) {}
-
-  /** Reads the file; a missing file is an empty ledger. */
-  protected async load(): Promise<void> {
-    let content: string;
-    try {
-      content = await readFile(this.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
-    const end = content.lastIndexOf('\n') + 1;
-    this.completeLength = Buffer.byteLength(content.slice(0, end));
-    content
-      .slice(0, end)
-      .split('\n')
-      .forEach((line, index) => {
-        if (line.trim() !== '') this.apply(parseEntry(line, index + 1, this.path));
-      });
+  constructor(path: string) {
+    super(path, LOGIN_LINKS);
   }
 
   protected apply(entry: LedgerEntry): void {
@@ -186,63 +174,15 @@ export class LedgerView {
 }
 
 /** Reads a ledger without changing it (listing, dry runs). */
-export async function readLedger(path: string): Promise<LedgerView> {
-  const view = new ReadOnlyLedger(path);
-  await view.read();
-  return view;
+export function readLedger(path: string): Promise<LedgerView> {
+  return new LedgerView(path).read();
 }
 
-class ReadOnlyLedger extends LedgerView {
-  read(): Promise<void> {
-    return this.load();
-  }
-}
-
-function parseEntry(line: string, lineNumber: number, path: string): LedgerEntry {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    value = undefined;
-  }
-  const known = ['intent', 'issued', 'refused', 'run', 'run_end'];
-  if (typeof value !== 'object' || value === null || !known.includes((value as { type?: string }).type ?? '')) {
-    throw new UsageError(`the login-link ledger ${path} is damaged at line ${lineNumber}`, {
-      hint: 'Move the file aside to start a new ledger (the next renewal then regenerates every link it does not know).',
-    });
-  }
-  return value as LedgerEntry;
-}
-
-/** Compact when at least this many lines are superseded (and at least as many as are live). */
-const COMPACT_MIN_DROPPED = 100;
-
-/**
- * The ledger opened for writing, by the holder of its lock. Appends are group-committed: lines
- * queued while a write is in flight go out together, each batch written whole and `fdatasync`ed
- * before the callers' promises resolve, so an intent is on disk before its request is sent.
- */
+/** The login-link ledger opened for writing, by the holder of its lock; appends are durable when they resolve (see `LedgerAppender`). */
 export class Ledger extends LedgerView {
-  private handle: FileHandle | undefined;
-  private queue: Array<{ line: string; resolve: () => void; reject: (error: unknown) => void }> = [];
-  private flushing: Promise<void> | undefined;
-
   static async open(path: string): Promise<Ledger> {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const ledger = new Ledger(path);
-    await ledger.load();
-    const live = ledger.liveEntries();
-    const dropped = ledger.entries.length - live.length;
-    if (dropped >= COMPACT_MIN_DROPPED && dropped >= live.length) {
-      await writeFileAtomically(path, live.map((entry) => `${JSON.stringify(entry)}\n`).join(''), { durable: true });
-      ledger.entries = live;
-    } else {
-      // Drop a line torn by a kill mid-write, or the next append would be glued to it.
-      await truncate(path, ledger.completeLength).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
-    }
-    ledger.handle = await open(path, 'a', 0o600);
+    const ledger = await new Ledger(path).read();
+    await ledger.openForAppend();
     return ledger;
   }
 
@@ -270,35 +210,5 @@ export class Ledger extends LedgerView {
 
   async endRun(run: string, at: Date): Promise<void> {
     await this.append({ type: 'run_end', run, at: at.toISOString() });
-  }
-
-  async close(): Promise<void> {
-    await this.flushing;
-    await this.handle?.close();
-    this.handle = undefined;
-  }
-
-  private append(entry: LedgerEntry): Promise<void> {
-    this.apply(entry);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = undefined;
-      });
-    });
-  }
-
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0);
-      try {
-        if (!this.handle) throw new Error(`the login-link ledger ${this.path} is closed`);
-        await this.handle.write(batch.map((item) => item.line).join(''));
-        await this.handle.datasync();
-        for (const item of batch) item.resolve();
-      } catch (error) {
-        for (const item of batch) item.reject(error);
-      }
-    }
   }
 }

@@ -1,5 +1,5 @@
-import type { Context } from '../../../types';
-import { UsageError } from '../../../errors';
+import type { Context } from '../../types';
+import { UsageError } from '../../errors';
 
 /**
  * "Now" for the renewal window: the local clock, or `TAXPREP_NOW` (an ISO timestamp). The

@@ -1,8 +1,9 @@
 import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import type { Clock } from '../../../types';
-import { LedgerLockedError } from '../../../errors';
+import type { Clock } from '../types';
+import { LedgerLockedError } from '../errors';
+import type { LedgerKind } from './ledger';
 
 /** What a lock file says about its holder. */
 export interface LockOwner {
@@ -25,12 +26,12 @@ export function lockPathOf(ledgerPath: string): string {
 }
 
 /**
- * Takes the ledger's lock: a file created with O_EXCL holding pid, host and start time, so two
+ * Takes a ledger's lock (each ledger file has its own): a file created with O_EXCL holding pid, host and start time, so two
  * overlapping runs (cron firing while the previous run is still going) never work on one ledger.
  * Waits up to `waitMs` for a live holder; a lock whose process is gone from this host is taken
  * over. A holder on another host cannot be checked, so it counts as live.
  */
-export async function acquireLedgerLock(ledgerPath: string, options: { waitMs: number; clock: Clock }): Promise<LedgerLock> {
+export async function acquireLedgerLock(ledgerPath: string, options: { waitMs: number; clock: Clock; kind?: Pick<LedgerKind, 'label'> }): Promise<LedgerLock> {
   const path = lockPathOf(ledgerPath);
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const me: LockOwner = { pid: process.pid, hostname: hostname(), started_at: options.clock.now().toISOString() };
@@ -47,7 +48,7 @@ export async function acquireLedgerLock(ledgerPath: string, options: { waitMs: n
       continue;
     }
     if (holder.state === 'gone') continue;
-    if (options.clock.now().getTime() >= deadline) throw lockedError(ledgerPath, path, holder.owner);
+    if (options.clock.now().getTime() >= deadline) throw lockedError(ledgerPath, path, holder.owner, options.kind);
     await options.clock.sleep(POLL_MS);
   }
 }
@@ -128,9 +129,9 @@ async function releaseIfMine(path: string, mine: string): Promise<void> {
   await removeIfUnchanged(path, mine);
 }
 
-function lockedError(ledgerPath: string, lockPath: string, owner: LockOwner | undefined): LedgerLockedError {
+function lockedError(ledgerPath: string, lockPath: string, owner: LockOwner | undefined, kind: Pick<LedgerKind, 'label'> | undefined): LedgerLockedError {
   const holder = owner === undefined ? 'another taxprep run' : `taxprep (pid ${owner.pid} on ${owner.hostname}, started ${owner.started_at})`;
-  return new LedgerLockedError(`the login-link ledger ${ledgerPath} is in use by ${holder}; nothing was sent`, {
+  return new LedgerLockedError(`the ${kind === undefined ? '' : `${kind.label} `}ledger ${ledgerPath} is in use by ${holder}; nothing was sent`, {
     details: { ledger: ledgerPath, lock_file: lockPath, ...(owner ?? {}) },
     hint: `Let that run finish (or raise --lock-wait). If that process is gone, delete ${lockPath}.`,
   });

@@ -1,5 +1,5 @@
-import type { Clock } from '../../../types';
-import { CliError, EXIT } from '../../../errors';
+import type { Clock } from '../types';
+import { CliError, EXIT } from '../errors';
 
 /** What one answer said about the key's quota (`X-RateLimit-*`), on the service's clock. */
 export interface RateLimitReading {
@@ -89,7 +89,7 @@ export class RateLimitPacer {
         const resetAt = new Date(reading.resetMs - this.clockOffsetMs).toISOString();
         throw new QuotaExhaustedError(`the key's rate limit of ${reading.limit} requests allows no more until ${resetAt}; the batch stopped`, {
           details: { limit: reading.limit, reset_at: resetAt },
-          hint: 'Run the same command again after that time: links already generated are not generated again.',
+          hint: 'Run the same command again after that time: what was already done is not sent again.',
         });
       } else {
         await this.nextAnswer(untilResetMs, signal);
@@ -99,7 +99,7 @@ export class RateLimitPacer {
 
   /**
    * Learns from the answer to request `sequence`. `serviceNowMs` is the service's time at the
-   * answer when known (a link's `created_at`), to keep reset times on our clock.
+   * answer when known (a created record's `created_at`), to keep reset times on our clock.
    */
   record(sequence: number, headers: Record<string, string>, serviceNowMs?: number): void {
     const localNowMs = this.clock.now().getTime();

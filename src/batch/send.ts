@@ -1,0 +1,59 @@
+import type { ApiResponse } from '../api/types';
+import { ApiError, CliError, MissingCredentialsError, NetworkError } from '../errors';
+import type { RateLimitPacer } from './pacer';
+
+/**
+ * Whether a failed write provably changed nothing at the service: it answered 4xx, or never got
+ * the request. A timeout, a reset, a 5xx or an unreadable 2xx may each have been acted on.
+ */
+export function provablyNotApplied(error: unknown): boolean {
+  if (error instanceof ApiError) return error.status < 500;
+  return error instanceof NetworkError && !error.mayHaveReachedService;
+}
+
+/**
+ * A failure that no later item can escape: the key is refused or out of quota, or the service
+ * cannot be reached. A batch stops starting items and exits with the failure's own code.
+ */
+export function isGlobalFailure(error: unknown): boolean {
+  if (error instanceof NetworkError || error instanceof MissingCredentialsError) return true;
+  return error instanceof ApiError && ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMIT_EXCEEDED'].includes(error.code);
+}
+
+/** How one write of a batch is kept exact in its ledger; see `sendTracked`. */
+export interface TrackedWrite<T> {
+  /** Makes the intent durable before the request leaves; returns its id. */
+  recordIntent(): Promise<string>;
+  /** The request itself. */
+  send(): Promise<ApiResponse<T>>;
+  /** The service provably did nothing (`provablyNotApplied`): the intent is settled by this line. */
+  recordRefused(intent: string, error: CliError): Promise<void>;
+  /** The service's time at the answer when the answer tells it (a `created_at`), for the pacer. */
+  serviceNow?(response: ApiResponse<T>): number | undefined;
+}
+
+/**
+ * Sends one write paced to the key's rate limit, with the ledger kept exact: the intent is on disk
+ * before the request leaves. When the service provably did nothing the intent is settled as
+ * refused and the error rethrown; any other failure leaves the intent open (uncertain), since the
+ * write may have happened. The caller records the success line after this resolves.
+ */
+export async function sendTracked<T>(write: TrackedWrite<T>, options: { pacer?: RateLimitPacer; signal?: AbortSignal }): Promise<{ intent: string; response: ApiResponse<T> }> {
+  const sequence = await options.pacer?.acquire(options.signal);
+  let intent: string;
+  let response: ApiResponse<T>;
+  try {
+    intent = await write.recordIntent();
+    try {
+      response = await write.send();
+    } catch (error) {
+      if (provablyNotApplied(error)) await write.recordRefused(intent, error as CliError);
+      throw error;
+    }
+  } catch (error) {
+    if (sequence !== undefined) options.pacer!.release(sequence);
+    throw error;
+  }
+  if (sequence !== undefined) options.pacer!.record(sequence, response.headers, write.serviceNow?.(response));
+  return { intent, response };
+}
