@@ -1,7 +1,7 @@
 import type { TolerantResponseOf } from '../api/tolerant';
 import type { ApiClient } from '../api/types';
 import { ApiError, CliError, EXIT } from '../errors';
-import { readRateLimit } from '../commands/login-link/lib/pacer';
+import { readRateLimit } from '../batch/pacer';
 import type { Clock } from '../types';
 import { itemKey, type ItemFacts, type Observations, type Snapshot } from './changes';
 import { allowance, deliverablePages, nextSlot, planTasks, type Budget, type Task } from './planner';

@@ -4,15 +4,15 @@ import { formatDuration } from '../../lib/duration';
 import { createOutput, freeText, type Output } from '../../output';
 import { csvRow } from '../../output/csv';
 import { writeText } from '../../output/write';
-import { addOrigin, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
+import { addOrigin, countFrom, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
 import { expiringLinks, sortByPriority } from '../../follow/attention';
 import { numberOrNull, stringOrNull } from '../../follow/pass';
 import type { Context } from '../../types';
-import { RateLimitPacer } from '../login-link/lib/pacer';
-import { readLedger } from '../login-link/lib/ledgerStore';
-import { ledgerPathOf } from '../login-link/lib/ledgerPaths';
-import { runPool } from '../login-link/lib/pool';
-import { renewalNow } from '../login-link/lib/renewalNow';
+import { ledgerPathOf } from '../../batch/ledger';
+import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
+import { RateLimitPacer } from '../../batch/pacer';
+import { runPool } from '../../batch/pool';
+import { renewalNow } from '../login-link/renewalNow';
 import { parseWindow } from '../login-link/options';
 import { flagConflict } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -73,7 +73,7 @@ export interface StatusDocument {
     looked_at: number;
     from_deliverables: number;
     from_file: number;
-    from_ledger: number;
+    from_ledgers: number;
     /** Accounts the service would not show (`ACCOUNT_NOT_FOUND`, `ACCESS_DENIED`): not covered. */
     not_covered: Array<{ account_id: number; code: string }>;
   };
@@ -89,8 +89,8 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
   const started = ctx.clock.now().getTime();
   const settings = await ctx.settings();
   const api = await ctx.api();
-  const ledgerPath = ledgerPathOf(ctx, options);
-  const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, ledgerPath, baseUrl: settings.baseUrl });
+  const ledgerPath = ledgerPathOf(LOGIN_LINKS, ctx, options);
+  const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   const signal = ctx.interrupted();
   const pacer = new RateLimitPacer(ctx.clock);
   const paced = async <T>(call: () => Promise<ApiResponse<T>>): Promise<ApiResponse<T>> => {
@@ -137,16 +137,15 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
     options.withinMs,
   );
 
-  const count = (from: 'deliverables' | 'file' | 'ledger') => [...sources.origins.values()].filter((set) => set.has(from)).length;
   const document: StatusDocument = {
     deliverables_ready: ready,
     waiting_on_client: sortWaiting(waiting),
     login_links_expiring: links,
     accounts: {
       looked_at: sources.origins.size - notCovered.length,
-      from_deliverables: count('deliverables'),
-      from_file: count('file'),
-      from_ledger: count('ledger'),
+      from_deliverables: countFrom(sources, 'deliverables'),
+      from_file: countFrom(sources, 'file'),
+      from_ledgers: countFrom(sources, 'ledger'),
       not_covered: notCovered.sort((a, b) => a.account_id - b.account_id),
     },
     took_ms: ctx.clock.now().getTime() - started,

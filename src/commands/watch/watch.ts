@@ -8,7 +8,6 @@ import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
 import { accountReadAt, formatBudget, parseBudget, DEFAULT_BUDGET, type Budget } from '../../follow/planner';
 import { defaultStatePath, freshState, readState, stageState, type WatchState } from '../../follow/state';
 import type { Context } from '../../types';
-import { ledgerPathOf } from '../login-link/lib/ledgerPaths';
 import type { RawInvocation } from '../types';
 
 export interface WatchOptions {
@@ -48,7 +47,7 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const api = await ctx.api();
   const statePath = options.statePath ?? defaultStatePath(ctx.env, settings.profileName, settings.baseUrl);
   const saved = await readState(statePath, { baseUrl: settings.baseUrl }, { reset: options.resetState });
-  const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, ledgerPath: ledgerPathOf(ctx, options), baseUrl: settings.baseUrl });
+  const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   let state: WatchState = saved ?? freshState(settings.baseUrl, settings.profileName, ctx.clock.now());
   let baseline = saved === undefined;
   const budget = { ...options.budget };
