@@ -111,10 +111,19 @@ export async function runPass(input: PassInput): Promise<PassResult> {
 
     const tasks = planTasks(input.snapshot, [...accounts].sort((a, b) => a - b));
     let done = 0;
-    for (const task of tasks) {
+    for (; done < tasks.length; done += 1) {
       if (!(await takeSlot())) break;
+      const task = tasks[done]!;
+      const listed = result.observations.projectLists.length;
       await runTask(api, task, result, signal, learn);
-      done += 1;
+      // A project seen for the first time has its status read next, so that its items are part
+      // of its first look: an item resolved before its project's first status read would be lost.
+      const found = result.observations.projectLists.slice(listed).flatMap((list) => list.projects.map((project) => ({ id: project.id, account: list.account_id })));
+      const unread = found.filter((project) => input.snapshot.projects[project.id]?.items === undefined);
+      if (unread.length === 0) continue;
+      const moved = new Set(unread.map((project) => project.id));
+      const rest = tasks.splice(done + 1).filter((later) => later.kind !== 'status' || !moved.has(later.project_id));
+      tasks.push(...unread.map((project): Task => ({ kind: 'status', project_id: project.id, account_id: project.account })), ...rest);
     }
     result.tasksLeft = tasks.length - done;
   } catch (error) {

@@ -49,7 +49,8 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const saved = await readState(statePath, { baseUrl: settings.baseUrl }, { reset: options.resetState });
   const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   let state: WatchState = saved ?? freshState(settings.baseUrl, settings.profileName, ctx.clock.now());
-  let baseline = saved === undefined;
+  // The first look is a baseline: recorded, not reported (unless --initial asks for it).
+  let baseline = saved === undefined && !options.initial;
   const budget = { ...options.budget };
   const sentAt = state.sent.map(Date.parse).filter(Number.isFinite);
   const signal = ctx.interrupted();
