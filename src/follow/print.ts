@@ -13,10 +13,13 @@ export async function printChanges(out: Output, json: boolean, changes: Change[]
     if (change.item === undefined || side === null) return side === null ? '-' : format.text(side);
     return `${format.text(change.item.description)} (${format.text(change.item.priority)})`;
   };
+  // One pass's changes share one time: a terminal shows it once, above the table, and gives the
+  // columns to the values; a pipe keeps it on every line.
+  const seen = out.forPeople ? [] : ['Seen'];
   await out.table(
-    ['Seen', 'Event', 'Account', 'Project', 'Deliverable', freeText('Was'), freeText('Now')],
+    [...seen, 'Event', 'Account', 'Project', 'Deliverable', freeText('Was'), freeText('Now')],
     changes.map((change) => [
-      format.date(change.seen_at),
+      ...(out.forPeople ? [] : [format.date(change.seen_at)]),
       change.event,
       format.text(change.account_id ?? '-'),
       String(change.project_id),
@@ -24,5 +27,6 @@ export async function printChanges(out: Output, json: boolean, changes: Change[]
       value(change, change.old),
       value(change, change.new),
     ]),
+    `Changes seen ${format.date(changes[0]!.seen_at)}`,
   );
 }
