@@ -13,18 +13,16 @@ function seen(parts: Partial<Observations>): Observations {
 
 const project = { status: 'waiting_on_client', progress_percentage: 20, estimated_completion: '2026-12-07T00:00:00.000Z' };
 
-/** A snapshot in which account 1001 was listed with project 5001, its status read with one item, and deliverable 9001 drafted. */
+/** A first look: account 1001 listed with project 5001, its status read with one item, and deliverable 9001 drafted. */
+const firstLook = () =>
+  seen({
+    deliverables: [{ id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null }],
+    projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project }] }],
+    projectStatuses: [{ id: 5001, account_id: 1001, ...project, items: itemsOf(item('W-2')) }],
+  });
+
 function baseline(): Snapshot {
-  return applyObservations(
-    emptySnapshot(),
-    seen({
-      deliverables: [{ id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null }],
-      projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project }] }],
-      projectStatuses: [{ id: 5001, account_id: 1001, ...project, items: itemsOf(item('W-2')) }],
-    }),
-    T0,
-    { baseline: true },
-  ).after;
+  return applyObservations(emptySnapshot(), firstLook(), T0, { baseline: true }).after;
 }
 
 describe('applyObservations', () => {
@@ -41,13 +39,7 @@ describe('applyObservations', () => {
   });
 
   it('reports nothing when nothing moved', () => {
-    const before = baseline();
-    const again = seen({
-      deliverables: [{ id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null }],
-      projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project }] }],
-      projectStatuses: [{ id: 5001, account_id: 1001, ...project, items: itemsOf(item('W-2')) }],
-    });
-    expect(applyObservations(before, again, T1, { baseline: false }).changes).toEqual([]);
+    expect(applyObservations(baseline(), firstLook(), T1, { baseline: false }).changes).toEqual([]);
   });
 
   it('reports each moved field once, with its old and new value and when it was seen', () => {
@@ -133,16 +125,7 @@ describe('applyObservations', () => {
 
 describe('applyObservations with --initial', () => {
   it('reports what is read for the first time as having appeared', () => {
-    const { changes } = applyObservations(
-      emptySnapshot(),
-      seen({
-        deliverables: [{ id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null }],
-        projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project }] }],
-        projectStatuses: [{ id: 5001, account_id: 1001, ...project, items: itemsOf(item('W-2')) }],
-      }),
-      T0,
-      { baseline: false, initial: true },
-    );
+    const { changes } = applyObservations(emptySnapshot(), firstLook(), T0, { baseline: false, initial: true });
     expect(changes.map((change) => change.event)).toEqual(['deliverable.appeared', 'project.appeared', 'item.appeared']);
   });
 });
