@@ -130,6 +130,21 @@ describe('taxprep watch --once', () => {
   });
 });
 
+describe('watch and the rate limit', () => {
+  it('takes the key\'s limit as its budget, and a 429 lowers the pace without ending the run', async () => {
+    await control('/rate-limits', { windows: [{ limit: 5, window_seconds: 60 }] }, 'PUT');
+    try {
+      const result = await taxprep(['watch', '--once', '--no-retry', '--budget', '20/min', '--accounts', accountsFile()]);
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('watch: the key allows 5 requests a window; budget lowered to 5/min\n');
+      expect(result.stderr).toContain('watch: the service answered 429 (RATE_LIMIT_EXCEEDED); pace lowered to 2/min\n');
+    } finally {
+      await control('/rate-limits', { windows: [] }, 'PUT');
+    }
+  });
+});
+
 describe('a killed watch', () => {
   it('never loses or repeats a change: what it printed and what the next run prints are exactly the changes', async () => {
     const clients = accountsFile();
@@ -198,6 +213,16 @@ describe('taxprep status', () => {
     expect(soon.accounts.from_ledgers).toBe(1);
     const none = JSON.parse((await taxprep(['status', '--json', '--within', '2h'])).stdout);
     expect(none.login_links_expiring).toEqual([]);
+  });
+
+  it('draws its sections on a terminal', async () => {
+    const result = await runCli(['status', '--no-color'], { env: env(), home, tty: true });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/Deliverables ready to send\nDELIVERABLE +PROJECT +ACCOUNT +TYPE +TITLE +VIEW LINK EXPIRES\n/);
+    expect(result.stdout).toMatch(/Waiting on the client\nACCOUNT +PROJECT +PRIORITY +TYPE +OUTSTANDING ITEM +REQUESTED\n1001 +5001 +high /);
+    expect(result.stdout).toContain('Login links expiring: none\n');
+    // The tables fit the terminal's 80 columns; the summary on stderr is a message, free to wrap.
+    for (const line of result.stdout.split('\n').filter((text) => !text.startsWith('status: '))) expect(line.length).toBeLessThanOrEqual(80);
   });
 
   it('writes one CSV for a spreadsheet', async () => {
