@@ -77,6 +77,13 @@ export async function runPass(input: PassInput): Promise<PassResult> {
     result.requests += 1;
     return true;
   };
+  /**
+   * A request occupies the window from its answer, not from when it left: the service counts it
+   * somewhere in between, and the next window must not begin before that (requests go one at a time).
+   */
+  const answered = () => {
+    sentAt[sentAt.length - 1] = clock.now().getTime();
+  };
   const learn = (headers: Record<string, string>) => {
     const reading = readRateLimit(headers, clock.now().getTime());
     if (reading !== undefined) result.keyLimit = reading.limit;
@@ -86,7 +93,7 @@ export async function runPass(input: PassInput): Promise<PassResult> {
   try {
     for (let page = 0, pages = deliverablePages(Object.keys(input.snapshot.deliverables).length); page < pages; page += 1) {
       if (!(await takeSlot())) break;
-      const response = await api.call('listDeliverables', { query: { limit: PAGE_SIZE, offset: page * PAGE_SIZE }, signal });
+      const response = await api.call('listDeliverables', { query: { limit: PAGE_SIZE, offset: page * PAGE_SIZE }, signal }).finally(answered);
       learn(response.headers);
       for (const deliverable of response.data.deliverables) {
         const id = numberOrNull(deliverable.id);
@@ -115,7 +122,7 @@ export async function runPass(input: PassInput): Promise<PassResult> {
       if (!(await takeSlot())) break;
       const task = tasks[done]!;
       const listed = result.observations.projectLists.length;
-      await runTask(api, task, result, signal, learn);
+      await runTask(api, task, result, signal, learn).finally(answered);
       // A project seen for the first time has its status read next, so that its items are part
       // of its first look: an item resolved before its project's first status read would be lost.
       const found = result.observations.projectLists.slice(listed).flatMap((list) => list.projects.map((project) => ({ id: project.id, account: list.account_id })));

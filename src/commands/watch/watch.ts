@@ -124,7 +124,11 @@ function freshness(state: WatchState, sources: AccountSources, pass: PassResult,
   const unread = readAt.filter(({ at }) => at === undefined);
   const read = readAt.filter((entry): entry is { account: number; at: string } => entry.at !== undefined).sort((a, b) => a.at.localeCompare(b.at));
   const oldest = read[0];
-  const passes = Math.ceil(pass.tasksLeft / budget.requests);
+  // Accounts never listed have projects not planned yet: as many, guessed, as the listed ones have.
+  const listed = Object.values(state.snapshot.accounts).filter((account) => account.listed_at !== undefined).length;
+  const neverListed = accounts.filter((account) => state.snapshot.accounts[account]?.listed_at === undefined).length;
+  const projectsPerAccount = listed === 0 ? 0 : Object.keys(state.snapshot.projects).length / listed;
+  const passes = Math.ceil((pass.tasksLeft + neverListed * projectsPerAccount) / budget.requests);
   return (
     `watch: this pass sent ${pass.requests} request${pass.requests === 1 ? '' : 's'} (budget ${formatBudget(budget)}) and could not cover everything: ` +
     `${describeSources(sources, accountsFile)}; ${read.length} read in full, ${unread.length} not yet` +
