@@ -24,8 +24,9 @@ export const watch: CommandSpec = {
     'taxprep watch --json | while read -r change; do echo "$change" | jq -r .event; done',
   ],
   notes:
-    `With --json each change is one line: {"event", "account_id", "project_id", "deliverable_id"\n` +
-    `(deliverables), "item" (outstanding items), "old", "new", "seen_at"}; events: ${CHANGE_EVENTS.join(', ')}.\n` +
+    'With --json each change is one line: {"event", "account_id", "project_id", "deliverable_id"\n' +
+    '(deliverables), "item" (outstanding items), "old", "new", "seen_at"}. Events:\n' +
+    ['deliverable.', 'project.', 'item.'].map((noun) => `  ${CHANGE_EVENTS.filter((event) => event.startsWith(noun)).join(', ')}\n`).join('') +
     'Stop with Ctrl-C (exit 130): changes already printed are never printed again. A damaged state\n' +
     'file is refused (exit 2) and left as it is; --reset-state starts again.',
   load: () => import('./watch'),
