@@ -41,6 +41,8 @@ export interface AccountFacts {
 
 /** What the state file remembers between runs. Keys are ids as strings (JSON objects). */
 export interface Snapshot {
+  /** When the deliverable list was first read (ISO): before that, no deliverable is new. */
+  deliverables_read_at?: string;
   deliverables: Record<string, DeliverableFacts>;
   projects: Record<string, ProjectFacts>;
   accounts: Record<string, AccountFacts>;
@@ -52,8 +54,10 @@ export function emptySnapshot(): Snapshot {
 
 /** What one pass read; each part may be empty when the budget did not reach it. */
 export interface Observations {
-  /** Deliverables from `GET /deliverables` pages (as many pages as were read). */
+  /** Deliverables from `GET /deliverables` pages (as many pages as were read; none when none was). */
   deliverables: Array<DeliverableFacts & { id: number }>;
+  /** Whether a page of the deliverable list was read (it may have been empty). */
+  deliverablesRead?: boolean;
   /** Accounts whose project list was read, with every project it held. */
   projectLists: Array<{ account_id: number; projects: Array<Omit<ProjectFacts, 'items' | 'checked_at' | 'account_id'> & { id: number }> }>;
   /** Projects whose status endpoint was read. */
@@ -121,14 +125,18 @@ export function applyObservations(
     if (!options.baseline) changes.push({ ...change, seen_at: seenAt });
   };
 
+  // A deliverable is new only against a list read before (a first run cut short before it is not).
+  const knownList = initial || after.deliverables_read_at !== undefined;
   for (const deliverable of seen.deliverables) {
     const { id, ...facts } = deliverable;
     const previous = after.deliverables[id];
     const base = { account_id: facts.account_id, project_id: facts.project_id ?? 0, deliverable_id: id };
-    if (previous === undefined) report({ event: 'deliverable.appeared', ...base, old: null, new: facts.status });
-    else if (previous.status !== facts.status) report({ event: 'deliverable.status', ...base, old: previous.status, new: facts.status });
+    if (previous === undefined) {
+      if (knownList) report({ event: 'deliverable.appeared', ...base, old: null, new: facts.status });
+    } else if (previous.status !== facts.status) report({ event: 'deliverable.status', ...base, old: previous.status, new: facts.status });
     after.deliverables[id] = facts;
   }
+  if ((seen.deliverablesRead === true || seen.deliverables.length > 0) && after.deliverables_read_at === undefined) after.deliverables_read_at = seenAt;
 
   for (const list of seen.projectLists) {
     const knownAccount = initial || after.accounts[list.account_id]?.listed_at !== undefined;

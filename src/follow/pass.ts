@@ -95,6 +95,7 @@ export async function runPass(input: PassInput): Promise<PassResult> {
       if (!(await takeSlot())) break;
       const response = await api.call('listDeliverables', { query: { limit: PAGE_SIZE, offset: page * PAGE_SIZE }, signal }).finally(answered);
       learn(response.headers);
+      result.observations.deliverablesRead = true;
       for (const deliverable of response.data.deliverables) {
         const id = numberOrNull(deliverable.id);
         const accountId = numberOrNull(deliverable.account_id);

@@ -40,6 +40,7 @@ const StateFile = z.object({
   profile: Nullable(z.string()),
   saved_at: z.string(),
   snapshot: z.object({
+    deliverables_read_at: z.string().optional(),
     deliverables: z.record(
       Id,
       z.object({ project_id: Nullable(z.number()), account_id: Nullable(z.number()), status: Nullable(z.string()), title: Nullable(z.string()), expires_at: Nullable(z.string()) }),

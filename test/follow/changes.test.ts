@@ -88,6 +88,15 @@ describe('applyObservations', () => {
     ]);
   });
 
+  it('takes the first reading of the deliverable list as a baseline, even after a first run that did not reach it', () => {
+    const { after } = applyObservations(emptySnapshot(), seen({ projectLists: [{ account_id: 1001, projects: [] }] }), T0, { baseline: true });
+    const deliverable = { id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null };
+    const first = applyObservations(after, seen({ deliverables: [deliverable] }), T1, { baseline: false });
+    expect(first.changes).toEqual([]);
+    const second = applyObservations(first.after, seen({ deliverables: [deliverable, { ...deliverable, id: 9002 }] }), T1, { baseline: false });
+    expect(second.changes.map((change) => change.deliverable_id)).toEqual([9002]);
+  });
+
   it('compares only what a pass read: what it did not reach keeps its facts and reports nothing', () => {
     const before = baseline();
     const { after, changes } = applyObservations(before, seen({}), T1, { baseline: false });
