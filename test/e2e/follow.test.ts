@@ -137,7 +137,7 @@ describe('watch and the rate limit', () => {
       const result = await taxprep(['watch', '--once', '--no-retry', '--budget', '20/min', '--accounts', accountsFile()]);
       expect(result.exitCode).toBe(0);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toContain('watch: the key allows 5 requests a window; budget lowered to 5/min\n');
+      expect(result.stderr).toContain('watch: the key allows 5 requests a minute; budget lowered to 5/min\n');
       expect(result.stderr).toContain('watch: the service answered 429 (RATE_LIMIT_EXCEEDED); pace lowered to 2/min\n');
     } finally {
       await control('/rate-limits', { windows: [] }, 'PUT');

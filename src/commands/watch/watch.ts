@@ -1,6 +1,7 @@
 import { EXIT } from '../../errors';
 import { formatDuration } from '../../lib/duration';
 import { createOutput, type Output } from '../../output';
+import { sanitizeLine } from '../../output/sanitize';
 import { addOrigin, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
 import { applyObservations } from '../../follow/changes';
 import { printChanges } from '../../follow/print';
@@ -64,7 +65,7 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
     } catch (error) {
       if (signal.aborted) return stopped(out, statePath);
       if (options.once || !isPassingTrouble(error)) throw error;
-      await out.note(`watch: this pass failed (${error.message}); trying again within ${formatDuration(budget.windowMs / budget.requests)}`);
+      await out.note(`watch: this pass failed (${sanitizeLine(error.message)}); trying again within ${formatDuration(budget.windowMs / budget.requests)}`);
       try {
         await ctx.clock.sleep(budget.windowMs / budget.requests, signal);
       } catch {
@@ -93,10 +94,12 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
       const line = sources.fileLines.get(account);
       await out.note(`warning: account ${account}${line === undefined ? '' : ` (${line})`}: ${code}; it is left out from now on (--reset-state to try it again)`);
     }
-    if (pass.keyLimit !== undefined && pass.keyLimit < budget.requests && !notedKeyLimit) {
+    // The key's limit is read as the contract's, per minute, and scaled to the budget's window.
+    const keyAllows = pass.keyLimit === undefined ? undefined : Math.max(1, Math.floor((pass.keyLimit * budget.windowMs) / 60_000));
+    if (keyAllows !== undefined && keyAllows < budget.requests && !notedKeyLimit) {
       notedKeyLimit = true;
-      budget.requests = pass.keyLimit;
-      await out.note(`watch: the key allows ${pass.keyLimit} requests a window; budget lowered to ${formatBudget(budget)}`);
+      budget.requests = keyAllows;
+      await out.note(`watch: the key allows ${pass.keyLimit} requests a minute; budget lowered to ${formatBudget(budget)}`);
     }
     if (pass.rateLimited !== undefined) {
       budget.requests = Math.max(1, Math.floor(budget.requests / 2));
