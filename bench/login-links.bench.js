@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { idealSpanMs } from './pacing.js';
 
 const ACCOUNTS = 1000;
 const PACED_LINKS = 250;
@@ -131,7 +132,7 @@ function slidingLog() {
       log.push(nowMs);
       return { remaining: PACED_LIMIT - log.length, resetMs: log[0] + PACED_WINDOW_MS };
     },
-    idealEndMs: (firstMs) => firstMs + (Math.ceil(PACED_LINKS / PACED_LIMIT) - 1) * PACED_WINDOW_MS,
+    idealEndMs: (firstMs) => firstMs + idealSpanMs(PACED_LINKS, PACED_LIMIT, PACED_WINDOW_MS),
   };
 }
 

@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -24,7 +24,7 @@ complete -c taxprep -l verbose -d 'trace each request and response on stderr (th
 complete -c taxprep -l no-color -d 'no colour (also NO_COLOR=1 or TERM=dumb)'
 complete -c taxprep -l help -d 'show help for a command'
 complete -c taxprep -n '__taxprep_at taxprep' -a health -d 'Check that the service is up (no API key needed)'
-complete -c taxprep -n '__taxprep_at taxprep' -a accounts -d 'Create client accounts and read them'
+complete -c taxprep -n '__taxprep_at taxprep' -a accounts -d 'Create client accounts, one or a file of them, and read them'
 complete -c taxprep -n '__taxprep_at taxprep' -a login-link -d 'Generate login links for clients: one, many, or a file of them; renew them from cron'
 complete -c taxprep -n '__taxprep_at taxprep' -a docs -d 'Upload, list and read an account\'s tax documents'
 complete -c taxprep -n '__taxprep_at taxprep' -a projects -d 'Follow an account\'s tax projects'
@@ -39,6 +39,7 @@ complete -c taxprep -n '__taxprep_at taxprep' -a completion -d 'Print the shell 
 complete -c taxprep -n '__taxprep_at taxprep' -a help -d 'Show help for a command, or a topic: environment, exit-codes'
 complete -c taxprep -n '__taxprep_at taxprep' -a version -d 'Print the version (also -v, -V, --version)'
 complete -c taxprep -n '__taxprep_at taxprep/accounts' -a create -d 'Create a client account, optionally with one spouse user; prints its login link'
+complete -c taxprep -n '__taxprep_at taxprep/accounts' -a import -d 'Create one account per row of a CSV or NDJSON file; safe to run again'
 complete -c taxprep -n '__taxprep_at taxprep/accounts' -a get -d 'Show an account'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l email -x -d 'primary holder email (unique across accounts)'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l first-name -x -d 'primary holder first name'
@@ -47,6 +48,14 @@ complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l spouse-email -x
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l spouse-first-name -x -d 'spouse first name'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l spouse-last-name -x -d 'spouse last name'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l no-spouse-invitation -d 'add the spouse without sending them a login link now'
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -F
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l links -r -F -d 'append the login links returned at creation to this file (made 0600; CSV if it ends in .csv)'
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l results -r -F -d 'write one line per input row: line, email, status, account id, error (CSV if it ends in .csv, else NDJSON)'
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l skip-invalid -d 'send the valid rows and report the invalid ones as failed (default: refuse the file)'
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l dry-run -d 'check every row and print what would be sent; send nothing'
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l concurrency -x -d 'requests at a time in a batch'
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l ledger -r -F -d 'ledger file (default: accounts.ndjson in the user data directory)'
+complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l lock-wait -x -d 'how long to wait for another run holding the ledger'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -a renew -d 'Regenerate only the links the ledger does not know or that expire soon (for cron)'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -a ledger -d 'List the links the ledger knows, expiring soonest first'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -l from -r -F -d 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON'

@@ -29,7 +29,7 @@ export const EXIT = {
   STILL_PENDING: 8,
   /** A batch finished, but some of its items failed (each is reported). */
   PARTIAL: 9,
-  /** Another taxprep run holds the login-link ledger's lock (an overlapping cron run); nothing was sent. */
+  /** Another taxprep run holds the same ledger's lock (an overlapping cron run of a batch command); nothing was sent. */
   LOCKED: 10,
   /** The base URL answered, but not as the service's API does (a foreign 404, an HTML page): a wrong base URL. */
   NOT_THE_API: 11,
@@ -52,7 +52,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.NETWORK, 'the service could not be reached, or did not answer in time'],
   [EXIT.SERVER, 'the service failed (5xx) or its answer did not match the contract; also, for `projects status --watch --exit-status` only: --timeout ended the watch while the project was still pending'],
   [EXIT.PARTIAL, 'a batch finished but some items failed; each failure is reported'],
-  [EXIT.LOCKED, 'another taxprep run is using the login-link ledger (overlapping cron runs); nothing was sent'],
+  [EXIT.LOCKED, 'another taxprep run is using the same ledger (overlapping runs of a batch command); nothing was sent'],
   [EXIT.NOT_THE_API, 'the base URL does not answer like the service\'s API (a foreign 404, HTML or non-JSON): check that it ends in /v1beta'],
   [EXIT.LIMIT, 'a safety limit stopped the command: more pages than --max-pages, or an answer larger than --max-response-size'],
   [EXIT.INTERRUPTED, 'stopped by Ctrl-C (SIGINT) after saying what was already done'],
@@ -168,7 +168,7 @@ export class InterruptedError extends CliError {
   readonly code = 'INTERRUPTED';
 }
 
-/** The login-link ledger is locked by another live run; `details` names its pid, host and start. */
+/** A ledger is locked by another live run; `details` names its pid, host and start. */
 export class LedgerLockedError extends CliError {
   readonly exitCode = EXIT.LOCKED;
   readonly code = 'LEDGER_LOCKED';

@@ -133,6 +133,8 @@ export interface RowProblem {
   /** False when the line could not be read at all (bad JSON, wrong number of fields). */
   readable: boolean;
   problems: string[];
+  /** The row's fields as read, when it could be read (to echo its email beside its problems). */
+  fields?: Record<string, unknown>;
 }
 
 /**
@@ -152,7 +154,7 @@ export function checkRows<I>(rows: readonly RawRow[], check: (row: RawRow & { fi
     }
     const checked = check(row as RawRow & { fields: Record<string, unknown> });
     if ('item' in checked) items.push(checked.item);
-    else bad.push({ line: row.line, origin: row.origin, readable: true, problems: checked.problems });
+    else bad.push({ line: row.line, origin: row.origin, readable: true, problems: checked.problems, fields: row.fields });
   }
   return { items, bad };
 }
@@ -164,11 +166,11 @@ export const MAX_LISTED_PROBLEMS = 10;
  * The usage error (exit 2) for an input with bad rows: `<source> has 3 bad lines; nothing was
  * sent:` and one problem a line (the first `listed`), every problem in `details.problems`.
  */
-export function badRowsError(source: string, problems: readonly string[], badLines: number, listed = MAX_LISTED_PROBLEMS): UsageError {
-  const shown = problems.slice(0, listed);
+export function badRowsError(source: string, problems: readonly string[], badLines: number, options: { listed?: number; hint?: string } = {}): UsageError {
+  const shown = problems.slice(0, options.listed ?? MAX_LISTED_PROBLEMS);
   const more = problems.length - shown.length;
   return new UsageError(
     `${source} has ${badLines} bad line${badLines === 1 ? '' : 's'}; nothing was sent:\n  ${shown.join('\n  ')}${more > 0 ? `\n  (and ${more} more)` : ''}`,
-    { details: { problems: [...problems] } },
+    { details: { problems: [...problems] }, ...(options.hint === undefined ? {} : { hint: options.hint }) },
   );
 }

@@ -86,6 +86,8 @@ const COMPACT_MIN_DROPPED = 100;
 export class LedgerAppender {
   private queue: Array<{ line: string; resolve: () => void; reject: (error: unknown) => void }> = [];
   private flushing: Promise<void> | undefined;
+  /** A write that nobody waited for failed. */
+  private failure: unknown;
 
   private constructor(
     readonly path: string,
@@ -112,20 +114,30 @@ export class LedgerAppender {
     return { appender: new LedgerAppender(path, kind, await open(path, 'a', 0o600)), compacted };
   }
 
-  /** Appends one entry; durable before it resolves. */
-  append(entry: unknown): Promise<void> {
-    return new Promise((resolve, reject) => {
+  /**
+   * Appends one entry; durable before it resolves. With `wait: false` it resolves at once and
+   * goes out with the next flush (still in order), for a line whose loss a re-run repairs (an
+   * outcome the service can be asked again); a failure to write it is thrown by `close`.
+   */
+  append(entry: unknown, options: { wait?: boolean } = {}): Promise<void> {
+    const written = new Promise<void>((resolve, reject) => {
       this.queue.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
       this.flushing ??= this.flush().finally(() => {
         this.flushing = undefined;
       });
     });
+    if (options.wait !== false) return written;
+    written.catch((error: unknown) => {
+      this.failure ??= error;
+    });
+    return Promise.resolve();
   }
 
   async close(): Promise<void> {
     await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
+    if (this.failure !== undefined) throw this.failure;
   }
 
   private async flush(): Promise<void> {
@@ -179,11 +191,11 @@ export abstract class LedgerState<E extends { type: string }> {
     this.appender = appender;
   }
 
-  /** Folds `entry` in and appends it; durable when it resolves. */
-  protected append(entry: E): Promise<void> {
+  /** Folds `entry` in and appends it; durable when it resolves (see `LedgerAppender.append` for `wait: false`). */
+  protected append(entry: E, options: { wait?: boolean } = {}): Promise<void> {
     this.apply(entry);
     if (!this.appender) return Promise.reject(new Error(`the ${this.kind.label} ledger ${this.path} is closed`));
-    return this.appender.append(entry);
+    return this.appender.append(entry, options);
   }
 
   async close(): Promise<void> {

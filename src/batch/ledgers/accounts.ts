@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LedgerState, type LedgerKind } from '../ledger';
+import { ACCOUNTS_FILE_NAME } from './fileNames';
 
 /**
  * The accounts ledger: which accounts this tool created (`accounts create`, `accounts import`) or
@@ -14,7 +15,7 @@ import { LedgerState, type LedgerKind } from '../ledger';
  */
 export const ACCOUNTS: LedgerKind = {
   label: 'accounts',
-  fileName: 'accounts.ndjson',
+  fileName: ACCOUNTS_FILE_NAME,
   types: ['intent', 'created', 'exists', 'refused'],
   damagedHint: 'the next import then asks the service about every row again, and its 409s name the accounts already there',
 };
@@ -123,13 +124,18 @@ export class AccountsLedger extends AccountsLedgerView {
     return id;
   }
 
-  /** The account exists at the service: made now (`created`) or before (`exists`, from a 409 with its id). */
+  /**
+   * The account exists at the service: made now (`created`) or before (`exists`, from a 409 with
+   * its id). An import does not wait for this line to reach the disk (`wait: false`): lost with a
+   * crash, it leaves the intent open, and the next run's 409 names the account again.
+   */
   async recordAccount(
     type: KnownAccountEntry['type'],
     fields: Omit<EmailFields, 'at'> & { at: Date; account_id: number; source: AccountSource; intent?: string },
+    options: { wait?: boolean } = {},
   ): Promise<void> {
     const { intent, ...rest } = fields;
-    await this.append({ type, ...(intent === undefined ? {} : { intent }), ...rest, at: fields.at.toISOString() });
+    await this.append({ type, ...(intent === undefined ? {} : { intent }), ...rest, at: fields.at.toISOString() }, options);
   }
 
   /** The service provably made no account (a 4xx answer, or no connection at all): the intent is settled. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LedgerState, defaultPathOf, type LedgerKind } from '../ledger';
+import { LOGIN_LINKS_FILE_NAME } from './fileNames';
 
 /**
  * The login-link ledger: what this tool generated, so that cron can renew only what expires and a
@@ -14,7 +15,7 @@ import { LedgerState, defaultPathOf, type LedgerKind } from '../ledger';
  */
 export const LOGIN_LINKS: LedgerKind = {
   label: 'login-link',
-  fileName: 'login-links.ndjson',
+  fileName: LOGIN_LINKS_FILE_NAME,
   types: ['intent', 'issued', 'refused', 'run', 'run_end'],
   damagedHint: 'the next renewal then regenerates every link it does not know',
 };

@@ -3,7 +3,7 @@ import { CliError } from '../../errors';
 import { createOutput } from '../../output';
 import { ledgerPathOf, withLedger } from '../../batch/ledger';
 import { ACCOUNTS, AccountsLedger } from '../../batch/ledgers/accounts';
-import { DEFAULT_LOCK_WAIT_SECONDS } from '../login-link/register';
+import { DEFAULT_LOCK_WAIT_SECONDS } from '../../batch/flags';
 
 /** Where accounts go and who asks: the service origin and profile, as the accounts ledger records them. */
 export interface AccountsSession {

@@ -1,5 +1,7 @@
 import { NAME_MAX_CHARACTERS } from '../../contract/vocabulary';
 import type { CommandSpec, FlagSpec } from '../spec';
+import { batchRunFlags } from '../../batch/flags';
+import { ACCOUNTS_FILE_NAME } from '../../batch/ledgers/fileNames';
 
 const ACCOUNT_FIELDS = ['id', 'email', 'first_name', 'last_name', 'status'] as const;
 
@@ -28,11 +30,41 @@ export const createAccount: CommandSpec = {
   load: () => import('./create'),
 };
 
+export const importAccounts: CommandSpec = {
+  name: 'import',
+  description: 'Create one account per row of a CSV or NDJSON file; safe to run again',
+  arguments: [{ name: '<file>', help: 'CSV with a header row, or NDJSON (- for stdin)', complete: 'files' }],
+  flags: [
+    { flag: '--links <file>', help: 'append the login links returned at creation to this file (made 0600; CSV if it ends in .csv)', complete: 'files' },
+    { flag: '--results <file>', help: 'write one line per input row: line, email, status, account id, error (CSV if it ends in .csv, else NDJSON)', complete: 'files' },
+    { flag: '--skip-invalid', help: 'send the valid rows and report the invalid ones as failed (default: refuse the file)' },
+    { flag: '--dry-run', help: 'check every row and print what would be sent; send nothing' },
+    ...batchRunFlags(ACCOUNTS_FILE_NAME),
+  ],
+  examples: [
+    'taxprep accounts import clients.csv --links links.csv --results results.csv',
+    'taxprep accounts import clients.csv --dry-run',
+    "taxprep accounts import clients.ndjson --json | jq -c 'select(.status == \"failed\")'",
+  ],
+  notes:
+    'Columns: email, first_name, last_name, and optionally spouse_email, spouse_first_name,\n' +
+    'spouse_last_name (all three or none) and send_invitation (true/false). A row with a spouse\n' +
+    'EMAILS THE SPOUSE an invitation unless send_invitation is false: the import does not ask.\n' +
+    'Every row is checked before anything is sent; a bad row stops the file (exit 2) unless\n' +
+    '--skip-invalid. Each row ends created, exists (the email is already one of your accounts:\n' +
+    'its id is given), failed or skipped (created by an earlier run, from the ledger). Running\n' +
+    'the same file again after a failure, Ctrl-C or a crash creates no account twice.\n' +
+    'Exit 0 when no row failed, 9 when some did, 10 when another run holds the ledger.',
+  jsonFields: ['line', 'email', 'status', 'account_id', 'error_code', 'error_message'],
+  load: () => import('./import'),
+};
+
 export const accounts: CommandSpec = {
   name: 'accounts',
-  description: 'Create client accounts and read them',
+  description: 'Create client accounts, one or a file of them, and read them',
   subcommands: [
     createAccount,
+    importAccounts,
     {
       name: 'get',
       description: 'Show an account',

@@ -1,21 +1,17 @@
 import * as z from 'zod';
 import { EXPIRY_HOURS, LoginLinkRequest, integer } from '../../contract';
+import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { UsageError } from '../../errors';
 import { durationRule, parseDuration } from '../../lib/duration';
 import { definedOnly, flagConflict, parseFlagFields } from '../parseFlags';
 import { fieldsOfFlags, type FlagSpec } from '../spec';
-import { DEFAULT_CONCURRENCY, DEFAULT_LOCK_WAIT_SECONDS, MAX_CONCURRENCY, MAX_LOCK_WAIT_SECONDS } from './register';
 
 /** The request body fields that flags set for every link of a run (per-item fields come from the input). */
 export type LinkRequestDefaults = Omit<LoginLinkRequest, 'user_email'> & { user_email?: string };
 
 /** Flags shared by `login-link` and `login-link renew`. */
-export interface RunFlags {
+export interface RunFlags extends BatchFlags {
   request: LinkRequestDefaults;
-  concurrency: number;
-  /** `--ledger PATH`; undefined: the user's data directory. */
-  ledgerPath: string | undefined;
-  lockWaitMs: number;
   reissueUncertain: boolean;
 }
 
@@ -31,8 +27,7 @@ const RunFields = LoginLinkRequest.extend({
     .string()
     .refine((value) => URL.canParse(value) && new URL(value).protocol === 'https:', 'must be an absolute https:// URL')
     .optional(),
-  concurrency: integer(1, MAX_CONCURRENCY).default(DEFAULT_CONCURRENCY),
-  lock_wait: integer(0, MAX_LOCK_WAIT_SECONDS, `a whole number of seconds from 0 to ${MAX_LOCK_WAIT_SECONDS}`).default(DEFAULT_LOCK_WAIT_SECONDS),
+  ...BATCH_FIELDS,
 });
 
 /** The run flags `specs` declares (those of `login-link` or of `login-link renew`), checked. */
@@ -41,12 +36,10 @@ export function parseRunFlags(specs: readonly FlagSpec[], flags: Record<string, 
   if (given.send_notification === false && given.notification_settings !== undefined) {
     throw flagConflict('--no-notify sends no email, so --partner-branded, --custom-subject, --custom-message and --no-instructions would have no effect; drop one side');
   }
-  const { concurrency, lock_wait: lockWait, ...request } = parseFlagFields(RunFields, specs, flags);
+  const { concurrency, lock_wait, ...request } = parseFlagFields(RunFields, specs, flags);
   return {
     request: definedOnly(request) as LinkRequestDefaults,
-    concurrency,
-    ledgerPath: typeof flags.ledger === 'string' ? flags.ledger : undefined,
-    lockWaitMs: lockWait * 1000,
+    ...batchFlagsOf({ concurrency, lock_wait }, flags),
     reissueUncertain: flags.reissueUncertain === true,
   };
 }

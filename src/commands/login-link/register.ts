@@ -1,10 +1,8 @@
 import { CUSTOM_MESSAGE_MAX_CHARACTERS, CUSTOM_SUBJECT_MAX_CHARACTERS, EXPIRY_HOURS, LOGIN_LINK_PURPOSES } from '../../contract/vocabulary';
 import type { CommandSpec, FlagSpec } from '../spec';
+import { batchRunFlags, ledgerFlag } from '../../batch/flags';
+import { LOGIN_LINKS_FILE_NAME } from '../../batch/ledgers/fileNames';
 
-export const DEFAULT_CONCURRENCY = 4;
-export const MAX_CONCURRENCY = 16;
-export const DEFAULT_LOCK_WAIT_SECONDS = 5;
-export const MAX_LOCK_WAIT_SECONDS = 3600;
 export const DEFAULT_WINDOW = '24h';
 
 const LINK_RECORD_FIELDS = [
@@ -13,7 +11,7 @@ const LINK_RECORD_FIELDS = [
 ] as const;
 
 const FROM_HELP = 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON';
-const LEDGER_FLAG: FlagSpec = { flag: '--ledger <path>', help: 'ledger file (default: login-links.ndjson in the user data directory)', complete: 'files' };
+const LEDGER_FLAG = ledgerFlag(LOGIN_LINKS_FILE_NAME);
 
 /** The flags of every link a run generates, and of the run itself: `login-link` and `login-link renew` alike. */
 const RUN_FLAGS: readonly FlagSpec[] = [
@@ -25,15 +23,7 @@ const RUN_FLAGS: readonly FlagSpec[] = [
   { flag: '--custom-subject <text>', field: 'notification_settings.custom_subject', help: 'subject of the email', maxCharacters: CUSTOM_SUBJECT_MAX_CHARACTERS },
   { flag: '--custom-message <text>', field: 'notification_settings.custom_message', help: 'message in the email', maxCharacters: CUSTOM_MESSAGE_MAX_CHARACTERS },
   { flag: '--no-instructions', field: 'notification_settings.include_instructions', help: 'leave the login instructions out of the email' },
-  { flag: '--concurrency <n>', field: 'concurrency', help: 'requests at a time in a batch', range: { min: 1, max: MAX_CONCURRENCY }, default: String(DEFAULT_CONCURRENCY) },
-  LEDGER_FLAG,
-  {
-    flag: '--lock-wait <seconds>',
-    field: 'lock_wait',
-    help: 'how long to wait for another run holding the ledger',
-    range: { min: 0, max: MAX_LOCK_WAIT_SECONDS },
-    default: String(DEFAULT_LOCK_WAIT_SECONDS),
-  },
+  ...batchRunFlags(LOGIN_LINKS_FILE_NAME),
   { flag: '--reissue-uncertain', help: 'also generate links an interrupted run may already have generated' },
 ];
 
