@@ -52,16 +52,21 @@ export function emptySnapshot(): Snapshot {
   return { deliverables: {}, projects: {}, accounts: {} };
 }
 
-/** What one pass read; each part may be empty when the budget did not reach it. */
+/**
+ * What one pass read; each part may be empty when the budget did not reach it. `read` numbers the
+ * readings of projects in the order they were made: a list and a status read of the same project
+ * are applied in that order, so a project that moved between them is reported once, old to new
+ * (without it, lists come before statuses).
+ */
 export interface Observations {
   /** Deliverables from `GET /deliverables` pages (as many pages as were read; none when none was). */
   deliverables: Array<DeliverableFacts & { id: number }>;
   /** Whether a page of the deliverable list was read (it may have been empty). */
   deliverablesRead?: boolean;
   /** Accounts whose project list was read, with every project it held. */
-  projectLists: Array<{ account_id: number; projects: Array<Omit<ProjectFacts, 'items' | 'checked_at' | 'account_id'> & { id: number }> }>;
+  projectLists: Array<{ account_id: number; projects: Array<Omit<ProjectFacts, 'items' | 'checked_at' | 'account_id'> & { id: number }>; read?: number }>;
   /** Projects whose status endpoint was read. */
-  projectStatuses: Array<Omit<ProjectFacts, 'checked_at'> & { id: number; items: Record<string, ItemFacts> }>;
+  projectStatuses: Array<Omit<ProjectFacts, 'checked_at'> & { id: number; items: Record<string, ItemFacts>; read?: number }>;
 }
 
 /**
@@ -138,7 +143,17 @@ export function applyObservations(
   }
   if ((seen.deliverablesRead === true || seen.deliverables.length > 0) && after.deliverables_read_at === undefined) after.deliverables_read_at = seenAt;
 
-  for (const list of seen.projectLists) {
+  const readings = [
+    ...seen.projectLists.map((list, index) => ({ order: list.read ?? index, list, status: undefined })),
+    ...seen.projectStatuses.map((status, index) => ({ order: status.read ?? seen.projectLists.length + index, list: undefined, status })),
+  ].sort((a, b) => a.order - b.order);
+  for (const reading of readings) {
+    if (reading.list !== undefined) applyList(reading.list);
+    else applyStatus(reading.status!);
+  }
+  return { after, changes };
+
+  function applyList(list: Observations['projectLists'][number]): void {
     const knownAccount = initial || after.accounts[list.account_id]?.listed_at !== undefined;
     for (const { id, ...facts } of list.projects) {
       const previous = after.projects[id];
@@ -148,8 +163,8 @@ export function applyObservations(
     after.accounts[list.account_id] = { ...after.accounts[list.account_id], listed_at: seenAt };
   }
 
-  for (const status of seen.projectStatuses) {
-    const { id, items, ...facts } = status;
+  function applyStatus(status: Observations['projectStatuses'][number]): void {
+    const { id, items, read: _read, ...facts } = status;
     const previous = after.projects[id];
     const merged = mergeProject(previous, facts, report, id);
     const previousItems = previous?.items ?? (initial ? {} : undefined);
@@ -163,7 +178,6 @@ export function applyObservations(
     }
     after.projects[id] = { ...merged, items, checked_at: seenAt };
   }
-  return { after, changes };
 }
 
 /** A project's new facts over its old ones, reporting each field that moved. */

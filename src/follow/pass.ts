@@ -147,6 +147,7 @@ async function runTask(api: ApiClient, task: Task, result: PassResult, signal: A
       const response = await api.call('listProjects', { params: { account_id: task.account_id }, signal });
       learn(response.headers);
       result.observations.projectLists.push({
+        read: readingsSoFar(result),
         account_id: task.account_id,
         projects: response.data.projects.flatMap((project) => {
           const id = numberOrNull(project.id);
@@ -158,13 +159,18 @@ async function runTask(api: ApiClient, task: Task, result: PassResult, signal: A
     }
     const response = await api.call('getProjectStatus', { params: { project_id: task.project_id }, signal });
     learn(response.headers);
-    result.observations.projectStatuses.push(observeStatus(task.project_id, response.data, task.account_id));
+    result.observations.projectStatuses.push({ ...observeStatus(task.project_id, response.data, task.account_id), read: readingsSoFar(result) });
   } catch (error) {
     // A record that is gone or not this partner's: said once by the caller, then left out.
     if (!(error instanceof ApiError) || (error.exitCode !== EXIT.NOT_FOUND && error.code !== 'ACCESS_DENIED')) throw error;
     if (task.kind === 'projects') result.unknownAccounts.set(task.account_id, error.code);
     else result.goneProjects.push(task.project_id);
   }
+}
+
+/** Numbers the project readings in the order they were made (a pass reads one thing at a time). */
+function readingsSoFar(result: PassResult): number {
+  return result.observations.projectLists.length + result.observations.projectStatuses.length;
 }
 
 /** What the status endpoint says of a project, as the change model holds it. */

@@ -61,6 +61,21 @@ describe('applyObservations', () => {
     ]);
   });
 
+  it('applies a list and a status read of one project in the order they were made: one move, reported once', () => {
+    const moved = { status: 'in_progress', progress_percentage: 45, estimated_completion: project.estimated_completion };
+    const { changes, after } = applyObservations(
+      baseline(),
+      seen({
+        projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...moved }], read: 1 }],
+        projectStatuses: [{ id: 5001, account_id: 1001, ...project, items: itemsOf(item('W-2')), read: 0 }],
+      }),
+      T1,
+      { baseline: false },
+    );
+    expect(changes.map((change) => `${change.event} ${String(change.old)} -> ${String(change.new)}`)).toEqual(['project.status waiting_on_client -> in_progress', 'project.progress 20 -> 45']);
+    expect(after.projects['5001']).toMatchObject({ status: 'in_progress', progress_percentage: 45 });
+  });
+
   it('reports an item that appeared and one that was resolved', () => {
     const { changes, after } = applyObservations(baseline(), seen({ projectStatuses: [{ id: 5001, account_id: 1001, ...project, items: itemsOf(item('1099-INT', 'urgent')) }] }), T1, { baseline: false });
     expect(changes).toEqual([
