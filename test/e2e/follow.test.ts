@@ -179,6 +179,27 @@ describe('a killed watch', () => {
   });
 });
 
+describe('a long watch', () => {
+  it('prints changes as they come and exits 130 on Ctrl-C, every printed change recorded', async () => {
+    const child = execa(process.execPath, [BIN, '--json', 'watch', '--budget', '100/min'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
+      extendEnv: false,
+      reject: false,
+    });
+    let printed = '';
+    child.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+    await until(() => existsSync(stateDirectory()) && readdirSync(stateDirectory()).some((name) => name.endsWith('.json')), 'the baseline');
+    await control('/deliverables/9001', { status: 'completed' });
+    await until(() => printed.includes('"deliverable.status"'), 'the change');
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    expect(String(result.stderr)).toContain('watch: stopped; every change printed is recorded in ');
+    expect(ndjson(printed).map(withoutTime)).toEqual([{ event: 'deliverable.status', account_id: 1001, project_id: 5002, deliverable_id: 9001, old: 'draft', new: 'completed' }]);
+    expect(await taxprep(['watch', '--once', '--budget', '100/min', '--json'])).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+  });
+});
+
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let waited = 0; !condition(); waited += 20) {
     if (waited > 15_000) throw new Error(`timed out waiting for ${what}`);
@@ -241,6 +262,13 @@ describe('projects status --watch', () => {
     expect(pending.stdout).toBe('');
     expect(pending.stderr).toMatch(/project 5001 is still waiting_on_client\n$/);
     expect((await taxprep(['projects', 'status', '5001', '--watch', '--interval', '3s', '--timeout', '500ms'])).exitCode).toBe(0);
+  });
+
+  it('draws the card on a terminal with when it looked', async () => {
+    const result = await runCli(['projects', 'status', '5003', '--watch', '--no-color'], { env: env(), home, tty: true });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('Project 5003\n');
+    expect(result.stdout).toMatch(/Looked .*; every 30s until completed\. Ctrl-C to stop\./);
   });
 
   it('refuses an interval below the floor, and the watch flags without --watch', async () => {
