@@ -149,19 +149,12 @@ describe('a killed watch', () => {
   it('never loses or repeats a change: what it printed and what the next run prints are exactly the changes', async () => {
     const clients = accountsFile();
     const watchArgs = ['--json', 'watch', '--budget', '100/min', '--accounts', clients];
-    const child = execa(process.execPath, [BIN, ...watchArgs], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-      extendEnv: false,
-      reject: false,
-    });
-    let printed = '';
-    child.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    await until(() => existsSync(stateDirectory()) && readdirSync(stateDirectory()).some((name) => name.endsWith('.json')), 'the baseline');
+    const { child, printed } = await spawnWatch(watchArgs);
 
     const expected = await moveThings();
     // Slow answers, so that the kill lands while a pass is reading.
     mock.deps.settings.faults.latencyMs = 30;
-    await until(() => ndjson(printed).length > 0, 'a first change');
+    await until(() => ndjson(printed()).length > 0, 'a first change');
     await control('/projects/5004', { status: 'completed', progress_percentage: 100 });
     expected.push(
       { event: 'project.status', account_id: 1002, project_id: 5004, old: 'in_review', new: 'completed' },
@@ -174,31 +167,37 @@ describe('a killed watch', () => {
     mock.deps.settings.faults.latencyMs = 0;
     const next = await taxprep(['watch', '--once', '--budget', '100/min', '--json', '--accounts', clients]);
     expect(next.exitCode).toBe(0);
-    const all = [...ndjson(printed), ...ndjson(next.stdout)].map(withoutTime);
+    const all = [...ndjson(printed()), ...ndjson(next.stdout)].map(withoutTime);
     expect(sortChanges(all)).toEqual(sortChanges(expected));
   });
 });
 
 describe('a long watch', () => {
   it('prints changes as they come and exits 130 on Ctrl-C, every printed change recorded', async () => {
-    const child = execa(process.execPath, [BIN, '--json', 'watch', '--budget', '100/min'], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-      extendEnv: false,
-      reject: false,
-    });
-    let printed = '';
-    child.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    await until(() => existsSync(stateDirectory()) && readdirSync(stateDirectory()).some((name) => name.endsWith('.json')), 'the baseline');
+    const { child, printed } = await spawnWatch(['--json', 'watch', '--budget', '100/min']);
     await control('/deliverables/9001', { status: 'completed' });
-    await until(() => printed.includes('"deliverable.status"'), 'the change');
+    await until(() => printed().includes('"deliverable.status"'), 'the change');
     child.kill('SIGINT');
     const result = await child;
     expect(result.exitCode).toBe(130);
     expect(String(result.stderr)).toContain('watch: stopped; every change printed is recorded in ');
-    expect(ndjson(printed).map(withoutTime)).toEqual([{ event: 'deliverable.status', account_id: 1001, project_id: 5002, deliverable_id: 9001, old: 'draft', new: 'completed' }]);
+    expect(ndjson(printed()).map(withoutTime)).toEqual([{ event: 'deliverable.status', account_id: 1001, project_id: 5002, deliverable_id: 9001, old: 'draft', new: 'completed' }]);
     expect(await taxprep(['watch', '--once', '--budget', '100/min', '--json'])).toEqual({ exitCode: 0, stdout: '', stderr: '' });
   });
 });
+
+/** A long `taxprep watch` this test can kill, once it has recorded its baseline; `printed()` is its stdout so far. */
+async function spawnWatch(args: string[]) {
+  const child = execa(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
+    extendEnv: false,
+    reject: false,
+  });
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  await until(() => existsSync(stateDirectory()) && readdirSync(stateDirectory()).some((name) => name.endsWith('.json')), 'the baseline');
+  return { child, printed: () => stdout };
+}
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let waited = 0; !condition(); waited += 20) {
