@@ -96,12 +96,12 @@ export class LedgerAppender {
   ) {}
 
   /**
-   * Opens `path` for appending after `read` was folded: rewrites it as `live` when most lines are
-   * superseded (returns true: the fold should keep only `live`), else drops a torn last line.
+   * Opens `path` for appending after its `read.lines` lines were folded: rewrites it as `live` when
+   * most lines are superseded (`compacted`: the fold should keep only `live`), else drops a torn last line.
    */
-  static async open<E>(path: string, kind: LedgerKind, read: LedgerLines<E>, live: E[]): Promise<{ appender: LedgerAppender; compacted: boolean }> {
+  static async open<E>(path: string, kind: LedgerKind, read: { lines: number; completeLength: number }, live: E[]): Promise<{ appender: LedgerAppender; compacted: boolean }> {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const dropped = read.entries.length - live.length;
+    const dropped = read.lines - live.length;
     const compacted = dropped >= COMPACT_MIN_DROPPED && dropped >= live.length;
     if (compacted) {
       await writeFileAtomically(path, live.map((entry) => `${JSON.stringify(entry)}\n`).join(''), { durable: true });
@@ -161,7 +161,10 @@ export class LedgerAppender {
  * replaced only by an atomic rename (compaction).
  */
 export abstract class LedgerState<E extends { type: string }> {
+  /** Every line in order, for a kind whose `liveEntries` filters them (a kind may fold without it). */
   protected entries: E[] = [];
+  /** Lines in the file, to tell when compaction pays. */
+  private lines = 0;
   private completeLength = 0;
   private appender: LedgerAppender | undefined;
 
@@ -179,6 +182,7 @@ export abstract class LedgerState<E extends { type: string }> {
   async read(): Promise<this> {
     const read = await readLedgerLines<E>(this.path, this.kind);
     this.completeLength = read.completeLength;
+    this.lines = read.entries.length;
     for (const entry of read.entries) this.apply(entry);
     return this;
   }
@@ -186,14 +190,18 @@ export abstract class LedgerState<E extends { type: string }> {
   /** Opens the file for appending, by the holder of its lock (after `read`). */
   protected async openForAppend(): Promise<void> {
     const live = this.liveEntries();
-    const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, { entries: this.entries, completeLength: this.completeLength }, live);
-    if (compacted) this.entries = live;
+    const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, { lines: this.lines, completeLength: this.completeLength }, live);
+    if (compacted) {
+      this.entries = this.entries.length === 0 ? [] : live;
+      this.lines = live.length;
+    }
     this.appender = appender;
   }
 
   /** Folds `entry` in and appends it; durable when it resolves (see `LedgerAppender.append` for `wait: false`). */
   protected append(entry: E, options: { wait?: boolean } = {}): Promise<void> {
     this.apply(entry);
+    this.lines += 1;
     if (!this.appender) return Promise.reject(new Error(`the ${this.kind.label} ledger ${this.path} is closed`));
     return this.appender.append(entry, options);
   }

@@ -41,6 +41,28 @@ describe('accounts ledger', () => {
     expect(view.uncertainIntents().map((entry) => entry.email)).toEqual(['bob@example.com']);
   });
 
+  it('compacts settled intents and refusals away on open, keeping every account and every open intent', async () => {
+    const path = defaultPathOf(ACCOUNTS, dataHome());
+    const ledger = await AccountsLedger.open(path);
+    for (let index = 0; index < 150; index += 1) {
+      const email = `c${index}@example.com`;
+      const intent = await ledger.recordIntent({ ...who, email, at });
+      await ledger.recordAccount('created', { ...who, email, at, account_id: 3000 + index, source: 'import', intent }, { wait: false });
+      const refused = await ledger.recordIntent({ ...who, email: `r${index}@example.com`, at });
+      await ledger.recordRefused(refused, { ...who, email: `r${index}@example.com`, at, code: 'VALIDATION_ERROR' });
+    }
+    await ledger.recordIntent({ ...who, email: 'open@example.com', at });
+    await ledger.close();
+    expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(601);
+
+    await (await AccountsLedger.open(path)).close();
+    expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(151);
+    const view = await readAccountsLedger(path);
+    expect(view.findAccount(origin, 'c149@example.com')?.account_id).toBe(3149);
+    expect(view.accounts()).toHaveLength(150);
+    expect(view.uncertainIntents().map((entry) => entry.email)).toEqual(['open@example.com']);
+  });
+
   it('drops a line torn by a kill, and names the ledger and line of a damaged one', async () => {
     const path = defaultPathOf(ACCOUNTS, dataHome());
     const ledger = await AccountsLedger.open(path);

@@ -55,7 +55,6 @@ export const importAccounts: CommandSpec = {
     'its id is given), failed or skipped (created by an earlier run, from the ledger). Running\n' +
     'the same file again after a failure, Ctrl-C or a crash creates no account twice.\n' +
     'Exit 0 when no row failed, 9 when some did, 10 when another run holds the ledger.',
-  jsonFields: ['line', 'email', 'status', 'account_id', 'error_code', 'error_message'],
   load: () => import('./import'),
 };
 
