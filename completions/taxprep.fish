@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -29,6 +29,8 @@ complete -c taxprep -n '__taxprep_at taxprep' -a login-link -d 'Generate login l
 complete -c taxprep -n '__taxprep_at taxprep' -a docs -d 'Upload, sync, list and read an account\'s tax documents'
 complete -c taxprep -n '__taxprep_at taxprep' -a projects -d 'Follow an account\'s tax projects'
 complete -c taxprep -n '__taxprep_at taxprep' -a deliverables -d 'Read projects\' deliverables'
+complete -c taxprep -n '__taxprep_at taxprep' -a status -d 'What needs attention across your clients: deliverables ready to send, clients who owe documents, links expiring'
+complete -c taxprep -n '__taxprep_at taxprep' -a watch -d 'Report only what changed since the last look: deliverables, project status and progress, outstanding items'
 complete -c taxprep -n '__taxprep_at taxprep' -a profiles -d 'Store API keys and service addresses as named profiles (one is the default)'
 complete -c taxprep -n '__taxprep_at taxprep' -a whoami -d 'Show the profile, base URL and key (redacted) in effect, where each came from, and whether the service accepts the key'
 complete -c taxprep -n '__taxprep_at taxprep' -a doctor -d 'Check a profile against the service: base URL, key, clock, quota, the query parameter names it honours, local files'
@@ -121,6 +123,10 @@ complete -c taxprep -n '__taxprep_at taxprep/projects' -a status -d 'Show a proj
 complete -c taxprep -n '__taxprep_at taxprep/projects/list' -l tax-year -x -d 'only projects of this tax year'
 complete -c taxprep -n '__taxprep_at taxprep/projects/list' -l type -x -a 'tax_return quarterly_estimate tax_planning equity_planning' -d 'only projects of this type'
 complete -c taxprep -n '__taxprep_at taxprep/projects/list' -l status -x -a 'waiting_on_client in_progress in_review completed' -d 'only projects with this status'
+complete -c taxprep -n '__taxprep_at taxprep/projects/status' -l watch -d 'keep looking until the project is completed: redraws on a terminal, prints a line per change in a pipe (NDJSON with --json)'
+complete -c taxprep -n '__taxprep_at taxprep/projects/status' -l interval -x -d 'time between looks with --watch, at least 3s (one request a look keeps within a budget of 20 a minute)'
+complete -c taxprep -n '__taxprep_at taxprep/projects/status' -l timeout -x -d 'with --watch: stop watching after this long (it also bounds each request, as everywhere)'
+complete -c taxprep -n '__taxprep_at taxprep/projects/status' -l exit-status -d 'with --watch: exit 0 once completed, 8 when --timeout ends the watch while the project is still pending'
 complete -c taxprep -n '__taxprep_at taxprep/deliverables' -a list -d 'List deliverables across all of the partner\'s projects'
 complete -c taxprep -n '__taxprep_at taxprep/deliverables' -a get -d 'Show a project\'s deliverable with its summary and view link'
 complete -c taxprep -n '__taxprep_at taxprep/deliverables/list' -l status -x -a 'draft completed delivered' -d 'only deliverables with this status'
@@ -132,6 +138,17 @@ complete -c taxprep -n '__taxprep_at taxprep/deliverables/list' -l all -d 'follo
 complete -c taxprep -n '__taxprep_at taxprep/deliverables/list' -l max-pages -x -d 'with --all, fail (exit 12) rather than fetch more than this many pages'
 complete -c taxprep -n '__taxprep_at taxprep/deliverables/list' -l ndjson -d 'one JSON document per line, printed as pages arrive'
 complete -c taxprep -n '__taxprep_at taxprep/deliverables/get' -l open -d 'open the view link in the browser'
+complete -c taxprep -n '__taxprep_at taxprep/status' -l accounts -r -F -d 'also these accounts (- for stdin): one id a line, a CSV with an account_id column, or NDJSON, as login-link --from'
+complete -c taxprep -n '__taxprep_at taxprep/status' -l ledger -r -F -d 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too'
+complete -c taxprep -n '__taxprep_at taxprep/status' -l within -x -d 'login links of the ledger expiring within this window: 90m, 24h, 7d'
+complete -c taxprep -n '__taxprep_at taxprep/status' -l csv -d 'one CSV for a spreadsheet (a row per line of every section)'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l once -d 'one pass, then exit 0; prints nothing when nothing changed (for cron)'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l budget -x -d 'requests allowed, e.g. 20/min or 5/10s; at most 100/min and what the key allows'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l accounts -r -F -d 'also these accounts (- for stdin): one id a line, a CSV with an account_id column, or NDJSON, as login-link --from'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l ledger -r -F -d 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l state -r -F -d 'the file that remembers the last look (default: one per profile and base URL in the user state directory)'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l reset-state -d 'forget the last look (even a damaged state file) and record a new baseline'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l initial -d 'on the first look, report everything seen as having appeared (otherwise it prints nothing)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a add -d 'Add or replace a profile; the key is read from a hidden prompt, or from stdin'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a list -d 'List profiles (keys shown redacted)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a use -d 'Make a profile the default'
@@ -165,4 +182,4 @@ complete -c taxprep -n '__taxprep_at taxprep/serve' -l simulate -d 'play the pre
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l quiet -d 'print no line per request (by default one a request: time, method, status, milliseconds, key redacted, path)'
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l openapi -d 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit'
 complete -c taxprep -n '__taxprep_at taxprep/completion' -a 'bash zsh fish'
-complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes health accounts login-link docs projects deliverables profiles whoami doctor api serve completion help version'
+complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes health accounts login-link docs projects deliverables status watch profiles whoami doctor api serve completion help version'

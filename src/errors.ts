@@ -22,6 +22,11 @@ export const EXIT = {
   NETWORK: 7,
   /** The service failed (5xx) or answered something that is not the contract. */
   SERVER: 8,
+  /**
+   * `projects status --watch --exit-status` only: --timeout ended the watch while the project was
+   * still pending. The same number as SERVER, as `gh pr checks --watch` uses 8 for "pending".
+   */
+  STILL_PENDING: 8,
   /** A batch finished, but some of its items failed (each is reported). */
   PARTIAL: 9,
   /** Another taxprep run holds the same ledger's lock (an overlapping cron run of a batch command); nothing was sent. */
@@ -49,7 +54,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.REJECTED, 'the service refused the request (VALIDATION_ERROR, INVALID_*, DUPLICATE_EMAIL, ACCOUNT_SUSPENDED, 413, 415)'],
   [EXIT.RATE_LIMITED, 'still rate limited after retrying (RATE_LIMIT_EXCEEDED)'],
   [EXIT.NETWORK, 'the service could not be reached, or did not answer in time'],
-  [EXIT.SERVER, 'the service failed (5xx) or its answer did not match the contract'],
+  [EXIT.SERVER, 'the service failed (5xx) or its answer did not match the contract; also, for `projects status --watch --exit-status` only: --timeout ended the watch while the project was still pending'],
   [EXIT.PARTIAL, 'a batch finished but some items failed; each failure is reported'],
   [EXIT.LOCKED, 'another taxprep run is using the same ledger (overlapping runs of a batch command); nothing was sent'],
   [EXIT.NOT_THE_API, 'the base URL does not answer like the service\'s API (a foreign 404, HTML or non-JSON): check that it ends in /v1beta'],

@@ -12,6 +12,8 @@ import { projects } from './projects/register';
 import { serve } from './serve/register';
 import type { CommandSpec } from './spec';
 import { version } from './version/register';
+import { status } from './status/register';
+import { watch } from './watch/register';
 import { whoami } from './whoami/register';
 
 export const MAX_RETRIES_LIMIT = 20;
@@ -38,5 +40,5 @@ export const program: CommandSpec = {
     'taxprep docs list 1001 --json id,filename',
     'taxprep help docs upload   # any command; topics: environment, exit-codes',
   ],
-  subcommands: [health, accounts, loginLink, docs, projects, deliverables, profiles, whoami, doctor, api, serve, completion, complete, help, version],
+  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, profiles, whoami, doctor, api, serve, completion, complete, help, version],
 };

@@ -13,19 +13,43 @@ export const TEMPORARY_SUFFIX = '.partial';
  * not outlive the process skip it. A failing content (an async iterable that throws) leaves no trace.
  */
 export async function writeFileAtomically(path: string, content: string | Uint8Array | AsyncIterable<Uint8Array>, options: { durable: boolean }): Promise<void> {
+  await (await stageFileAtomically(path, content, options)).commit();
+}
+
+/** A file written beside its place and not yet renamed over it. */
+export interface StagedFile {
+  /** Renames it into place (then flushes the directory when durable). */
+  commit(): Promise<void>;
+}
+
+/**
+ * The first half of `writeFileAtomically`: the content is complete (and flushed when durable) in a
+ * temporary file, and only `commit` puts it in place, so that a caller can do something in between
+ * (print what the new file records) and leave the smallest window for a kill.
+ */
+export async function stageFileAtomically(path: string, content: string | Uint8Array | AsyncIterable<Uint8Array>, options: { durable: boolean }): Promise<StagedFile> {
   const temporaryPath = `${path}.${randomBytes(4).toString('hex')}${TEMPORARY_SUFFIX}`;
   const file = await open(temporaryPath, 'wx', 0o600);
   try {
     await writeFile(file, content);
     if (options.durable) await file.sync();
     await file.close();
-    await rename(temporaryPath, path);
   } catch (error) {
     await file.close().catch(() => {});
     await unlink(temporaryPath).catch(() => {});
     throw error;
   }
-  if (options.durable) await syncDirectory(dirname(path));
+  return {
+    async commit() {
+      try {
+        await rename(temporaryPath, path);
+      } catch (error) {
+        await unlink(temporaryPath).catch(() => {});
+        throw error;
+      }
+      if (options.durable) await syncDirectory(dirname(path));
+    },
+  };
 }
 
 /** Makes a rename durable. Some platforms cannot open a directory for this; their renames are. */

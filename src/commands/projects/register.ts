@@ -1,6 +1,9 @@
 import { PROJECT_STATUSES, PROJECT_TYPES, TAX_YEAR } from '../../contract/vocabulary';
 import type { CommandSpec } from '../spec';
 
+export const DEFAULT_WATCH_INTERVAL = '30s';
+export const MIN_WATCH_INTERVAL = '3s';
+
 const PROJECT_FIELDS = ['id', 'type', 'tax_year', 'status', 'progress_percentage', 'estimated_completion'] as const;
 
 export const listProjects: CommandSpec = {
@@ -31,7 +34,17 @@ export const projects: CommandSpec = {
       name: 'status',
       description: "Show a project's status, progress and outstanding items",
       arguments: [{ name: '<project-id>', help: 'project identifier' }],
-      examples: ['taxprep projects status 5001', 'taxprep projects status 5001 --json | jq .outstanding_items'],
+      flags: [
+        { flag: '--watch', help: 'keep looking until the project is completed: redraws on a terminal, prints a line per change in a pipe (NDJSON with --json)' },
+        { flag: '--interval <duration>', help: `time between looks with --watch, at least ${MIN_WATCH_INTERVAL} (one request a look keeps within a budget of 20 a minute)`, default: DEFAULT_WATCH_INTERVAL },
+        { flag: '--timeout <duration>', help: 'with --watch: stop watching after this long (it also bounds each request, as everywhere)' },
+        { flag: '--exit-status', help: 'with --watch: exit 0 once completed, 8 when --timeout ends the watch while the project is still pending' },
+      ],
+      examples: [
+        'taxprep projects status 5001',
+        'taxprep projects status 5001 --json | jq .outstanding_items',
+        'taxprep projects status 5001 --watch --interval 1m --timeout 2h --exit-status && echo done',
+      ],
       jsonFields: [...PROJECT_FIELDS, 'account_id', 'last_updated', 'outstanding_items'],
       load: () => import('./status'),
     },

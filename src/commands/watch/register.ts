@@ -1,0 +1,33 @@
+import { CHANGE_EVENTS } from '../../follow/changes';
+import type { CommandSpec, FlagSpec } from '../spec';
+
+/** The flags `status` and `watch` share: which accounts, and the ledger that names some of them. */
+export const ACCOUNT_FLAGS: readonly FlagSpec[] = [
+  { flag: '--accounts <file>', help: 'also these accounts (- for stdin): one id a line, a CSV with an account_id column, or NDJSON, as login-link --from', complete: 'files' },
+  { flag: '--ledger <path>', help: 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too', complete: 'files' },
+];
+
+export const watch: CommandSpec = {
+  name: 'watch',
+  description: 'Report only what changed since the last look: deliverables, project status and progress, outstanding items',
+  flags: [
+    { flag: '--once', help: 'one pass, then exit 0; prints nothing when nothing changed (for cron)' },
+    { flag: '--budget <n/min>', help: 'requests allowed, e.g. 20/min or 5/10s; at most 100/min and what the key allows', default: '20/min' },
+    ...ACCOUNT_FLAGS,
+    { flag: '--state <file>', help: 'the file that remembers the last look (default: one per profile and base URL in the user state directory)', complete: 'files' },
+    { flag: '--reset-state', help: 'forget the last look (even a damaged state file) and record a new baseline' },
+    { flag: '--initial', help: 'on the first look, report everything seen as having appeared (otherwise it prints nothing)' },
+  ],
+  examples: [
+    'taxprep watch --once                              # from cron: mail only when something changed',
+    'taxprep watch --accounts clients.csv --budget 30/min',
+    'taxprep watch --json | while read -r change; do echo "$change" | jq -r .event; done',
+  ],
+  notes:
+    'With --json each change is one line: {"event", "account_id", "project_id", "deliverable_id"\n' +
+    '(deliverables), "item" (outstanding items), "old", "new", "seen_at"}. Events:\n' +
+    ['deliverable.', 'project.', 'item.'].map((noun) => `  ${CHANGE_EVENTS.filter((event) => event.startsWith(noun)).join(', ')}\n`).join('') +
+    'Stop with Ctrl-C (exit 130): changes already printed are never printed again. A damaged state\n' +
+    'file is refused (exit 2) and left as it is; --reset-state starts again.',
+  load: () => import('./watch'),
+};
