@@ -90,8 +90,9 @@ function examplesOf(spec: CommandSpec): Section | undefined {
 function rootSections(spec: CommandSpec, width: number): Array<Section | undefined> {
   const commands = visible(spec.subcommands);
   const core = commands.filter((sub) => sub.group === 'core');
-  const additional = commands.filter((sub) => sub.group !== 'core');
   const flags = [...(spec.flags ?? []), HELP_FLAG, VERSION_FLAG].map(longName);
+  // `help` and `version` are there as --help and --version already: one row saved for 24.
+  const additional = commands.filter((sub) => sub.group !== 'core' && !flags.includes(`--${sub.name}`));
   return [
     [undefined, spec.description],
     ['USAGE', `  ${spec.name} <command> [subcommand] [flags]`],

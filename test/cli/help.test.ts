@@ -41,7 +41,9 @@ describe('help like the GitHub CLI', () => {
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
     const headings = lines.filter((line) => /^[A-Z]{2,}/.test(line)).map((line) => line.split(' (')[0]);
     expect(headings).toEqual(['USAGE', 'CORE COMMANDS', 'ADDITIONAL COMMANDS', 'FLAGS', 'EXAMPLES']);
-    expect(stdout).toMatch(/^ {2}accounts: +Create client accounts and read them$/m);
+    expect(stdout).toMatch(/^ {2}accounts: +Create client accounts, one or a file of them, and read them$/m);
+    // help and version are --help and --version already.
+    expect(stdout).toMatch(/^ {2}health, status, watch, profiles, whoami, doctor, api, serve, completion$/m);
     expect(stdout).toContain('--json, --jq, --profile');
     expect(stdout).not.toContain('__complete');
   });

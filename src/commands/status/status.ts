@@ -1,7 +1,7 @@
 import type { ApiClient, ApiResponse } from '../../api/types';
 import { ApiError, EXIT } from '../../errors';
 import { formatDuration } from '../../lib/duration';
-import { createOutput, freeText, type Output } from '../../output';
+import { createOutput, dateColumn, freeText, label, type Output } from '../../output';
 import { csvRow } from '../../output/csv';
 import { writeText } from '../../output/write';
 import { addOrigin, countFrom, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
@@ -211,7 +211,7 @@ async function printSections(out: Output, document: StatusDocument): Promise<voi
   await section(
     'deliverable',
     SECTION_TITLES.deliverables,
-    ['Deliverable', 'Project', 'Account', 'Type', freeText('Title'), 'View link expires'],
+    ['Deliverable', 'Project', 'Account', label('Type'), freeText('Title'), dateColumn('View link expires')],
     document.deliverables_ready.map((row) => [
       String(row.deliverable_id),
       format.text(row.project_id ?? '-'),
@@ -224,7 +224,7 @@ async function printSections(out: Output, document: StatusDocument): Promise<voi
   await section(
     'waiting',
     SECTION_TITLES.waiting,
-    ['Account', 'Project', 'Priority', 'Type', freeText('Outstanding item'), 'Requested'],
+    ['Account', 'Project', 'Priority', label('Type'), freeText('Outstanding item'), dateColumn('Requested')],
     document.waiting_on_client.map((row) => [
       String(row.account_id),
       String(row.project_id),
@@ -237,7 +237,7 @@ async function printSections(out: Output, document: StatusDocument): Promise<voi
   await section(
     'login_link',
     SECTION_TITLES.links,
-    ['Account', freeText('User'), 'Purpose', 'Expires'],
+    ['Account', freeText('User'), label('Purpose'), dateColumn('Expires')],
     document.login_links_expiring.map((row) => [String(row.account_id), format.text(row.user_email), format.text(row.purpose), format.date(row.expires_at)]),
   );
 }
