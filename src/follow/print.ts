@@ -17,7 +17,9 @@ export async function printChanges(out: Output, json: boolean, changes: Change[]
   // columns to the values; a pipe keeps it on every line.
   const seen = out.forPeople ? [] : ['Seen'];
   await out.table(
-    [...seen, 'Event', 'Account', 'Project', 'Deliverable', freeText('Was'), freeText('Now')],
+    // A project has one deliverable, and belongs to one account: on a narrow terminal the project
+    // alone names both, and those columns give way first.
+    [...seen, 'Event', { title: 'Account', drop: 2 }, 'Project', { title: 'Deliverable', drop: 1 }, freeText('Was'), freeText('Now')],
     changes.map((change) => [
       ...(out.forPeople ? [] : [format.date(change.seen_at)]),
       change.event,

@@ -238,7 +238,7 @@ describe('taxprep status', () => {
   it('draws its sections on a terminal', async () => {
     const result = await runCli(['status', '--no-color'], { env: env(), home, tty: true });
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/Deliverables ready to send\nDELIVERABLE +PROJECT +ACCOUNT +TYPE +TITLE +VIEW LINK EXPIRES\n/);
+    expect(result.stdout).toMatch(/Deliverables ready to send\nDELIVERABLE +PROJECT +ACCOUNT +TYPE +TITLE +LINK EXPIRES\n/);
     expect(result.stdout).toMatch(/Waiting on the client\nACCOUNT +PROJECT +PRIORITY +TYPE +OUTSTANDING ITEM +REQUESTED\n1001 +5001 +high /);
     expect(result.stdout).toContain('Login links expiring: none\n');
     // The tables fit the terminal's 80 columns; the summary on stderr is a message, free to wrap.
@@ -249,6 +249,37 @@ describe('taxprep status', () => {
     const result = await taxprep(['status', '--csv']);
     expect(result.stdout.split('\r\n')[0]).toBe('section,account_id,project_id,deliverable_id,user_email,priority,type,text,at');
     expect(result.stdout).toContain('\r\ndeliverable,1002,5004,9003,,,tax_planning,2025 tax plan,');
+  });
+});
+
+describe('status and watch tables at 60, 80 and 120 columns', () => {
+  // TAXPREP_FORCE_TTY=N prints stdout as on a terminal N columns wide: the same fitting as under a pseudo-terminal.
+  const wide = (columns: number, args: string[]) => runCli(args, { env: { ...env(), TAXPREP_FORCE_TTY: String(columns) }, home });
+  const fitted = (stdout: string, columns: number) => {
+    for (const line of stdout.split('\n')) expect([...line].length, line).toBeLessThanOrEqual(columns);
+  };
+
+  it.each([60, 80, 120])('status at %i columns keeps ids, priorities and dates readable', async (columns) => {
+    expect((await taxprep(['login-link', '1002', '--expiry-hours', '5', '--no-notify'])).exitCode).toBe(0);
+    const result = await wide(columns, ['status', '--accounts', accountsFile()]);
+    expect(result.exitCode).toBe(0);
+    fitted(result.stdout, columns);
+    expect(result.stdout).toMatch(/^1001 +5001 +high /m);
+    for (const id of ['9003', '5004', '1002']) expect(result.stdout).toMatch(new RegExp(`(^|\\s)${id}(\\s|$)`, 'm'));
+    // A date keeps at least its day, whatever the width.
+    expect(result.stdout).toMatch(/\d{4}-\d{2}-\d{2}/);
+  });
+
+  it.each([60, 80, 120])('watch at %i columns keeps event names and ids whole', async (columns) => {
+    const once = ['watch', '--once', '--budget', '100/min', '--accounts', accountsFile()];
+    expect((await taxprep(once)).exitCode).toBe(0);
+    await moveThings();
+    const result = await wide(columns, once);
+    expect(result.exitCode).toBe(0);
+    fitted(result.stdout, columns);
+    for (const event of ['deliverable.status', 'project.status', 'item.appeared', 'item.resolved']) expect(result.stdout).toContain(event);
+    // Narrow, the project alone names the account and the deliverable (their columns give way first).
+    expect(result.stdout).toMatch(columns >= 80 ? /deliverable\.status +1001 +5002 +9001 / : /deliverable\.status +5002 /);
   });
 });
 

@@ -211,7 +211,7 @@ async function printSections(out: Output, document: StatusDocument): Promise<voi
   await section(
     'deliverable',
     SECTION_TITLES.deliverables,
-    ['Deliverable', 'Project', 'Account', label('Type'), freeText('Title'), dateColumn('View link expires')],
+    ['Deliverable', 'Project', 'Account', label('Type', { drop: 1 }), freeText('Title'), dateColumn('Link expires')],
     document.deliverables_ready.map((row) => [
       String(row.deliverable_id),
       format.text(row.project_id ?? '-'),
@@ -224,7 +224,7 @@ async function printSections(out: Output, document: StatusDocument): Promise<voi
   await section(
     'waiting',
     SECTION_TITLES.waiting,
-    ['Account', 'Project', 'Priority', label('Type'), freeText('Outstanding item'), dateColumn('Requested')],
+    ['Account', 'Project', 'Priority', label('Type', { drop: 1 }), freeText('Outstanding item'), dateColumn('Requested')],
     document.waiting_on_client.map((row) => [
       String(row.account_id),
       String(row.project_id),
