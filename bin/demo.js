@@ -3,7 +3,7 @@
 // every command with its real output. It never touches the user's profiles or ledger: HOME and the
 // XDG directories point into a temporary directory that is removed at the end, once every process
 // it started has exited (the CLI writes its compiled-code cache there as it exits).
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openMockSession } from './mockSession.js';
 
@@ -62,8 +62,17 @@ async function demo() {
     '--spouse-email', `sam.demo.${unique}@example.com`, '--spouse-first-name', 'Sam', '--spouse-last-name', 'Demo',
   ]);
   await step(['accounts', 'get', '1001']);
+  const clients = join(home, 'clients.csv');
+  writeFileSync(clients, `email,first_name,last_name\nana.demo.${unique}@example.com,Ana,Demo\nben.demo.${unique}@example.com,Ben,"Demo, Jr."\n`);
+  await step(['accounts', 'import', clients, '--links', join(home, 'links.csv')]);
   await step(['login-link', '1001', '--purpose', 'support_request', '--no-notify']);
   await step(['docs', 'upload', '1001', upload, '--tax-year', '2025', '--description', 'Demo upload']);
+  // A shared folder laid out <account>/<tax year>/<file>: the W-2 uploaded above is skipped.
+  const folder = join(home, 'shared', '1001', '2025');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'w2-2025-demo.pdf'), readFileSync(upload));
+  writeFileSync(join(folder, '1099-int-2025-demo.pdf'), '%PDF-1.4\n% a small stand-in for a 1099-INT\n');
+  await step(['docs', 'sync', join(home, 'shared')]);
   await step(['docs', 'list', '1001', '--tax-year', '2025']);
   await step(['docs', 'get', '7001']);
   await step(['projects', 'list', '1001']);
@@ -71,6 +80,8 @@ async function demo() {
   await step(['deliverables', 'list', '--status', 'delivered']);
   await step(['deliverables', 'get', '5002']);
   await step(['deliverables', 'list', '--account', '1001', '--json']);
+  await step(['status']);
+  await step(['doctor']);
   await step(['accounts', 'get', '999999'], { expectExit: 4 });
 }
 
