@@ -73,6 +73,15 @@ describe('taxprep doctor', () => {
     expect(text.exitCode).toBe(0);
     expect(text.stdout).toMatch(/^Open names\n {2}ok {4}projects\.type +"type" is honoured/m);
     expect(text.stdout).toMatch(/^All checks passed: \d+ ok, 0 warnings, 0 skipped; \d+ of 15 requests\.$/m);
+
+    // On a terminal 80 columns wide, a long detail wraps at a word and goes on under itself.
+    const narrow = await runCli(['doctor'], { home, env: { ...env, TAXPREP_FORCE_TTY: '80' } });
+    expect(narrow.exitCode).toBe(0);
+    // Only a word longer than the room beside the names (a long path) may stick out: words are never cut.
+    for (const line of narrow.stdout.split('\n')) {
+      if (Math.max(...line.trim().split(/\s+/).map((word) => word.length)) < 40) expect(line.length, line).toBeLessThanOrEqual(80);
+    }
+    expect(narrow.stdout).toMatch(/^ {2}ok {4}read permissions +accounts, documents, projects, deliverables\n {35}\(one read each/m);
   });
 
   it('an expired key fails with exit 3, saying to ask for a new one', async () => {

@@ -2,6 +2,7 @@ import { CONFIGURABLE_QUERY_PARAMETERS, ENVIRONMENT_VARIABLES } from '../../conf
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import { palette } from '../../output/colors';
+import { wrapText } from '../../output/wrap';
 import { writeText } from '../../output/write';
 import type { Context, ResolvedSettings } from '../../types';
 import type { RawInvocation } from '../types';
@@ -145,7 +146,8 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
       saved,
     });
   } else {
-    await writeText(ctx.io.stdout, renderChecklist(checks, ctx.io.stdoutColor, `${used} of ${REQUEST_BUDGET} requests`));
+    const columns = ctx.io.stdoutIsTTY ? ctx.io.columns : undefined;
+    await writeText(ctx.io.stdout, renderChecklist(checks, ctx.io.stdoutColor, `${used} of ${REQUEST_BUDGET} requests`, columns));
   }
   return exitCode;
 }
@@ -153,10 +155,14 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
 const STATUS_WORD: Record<CheckStatus, string> = { ok: 'ok', warn: 'warn', fail: 'FAIL', skip: 'skip' };
 
 /** The checklist by group: status, name, what was found, and on the next line what to do. */
-export function renderChecklist(checks: readonly Check[], color: boolean, requests: string): string {
+export function renderChecklist(checks: readonly Check[], color: boolean, requests: string, columns?: number): string {
   const colors = palette(color);
   const paint: Record<CheckStatus, (text: string) => string> = { ok: colors.green, warn: colors.yellow, fail: colors.red, skip: colors.dim };
   const width = Math.max(...checks.map((check) => check.name.length));
+  // On a terminal a detail wraps at word boundaries and continues under itself, not under the status.
+  const detailIndent = ' '.repeat(2 + 5 + 1 + width + 2);
+  const fitted = (text: string) =>
+    columns === undefined ? text : wrapText(text, Math.max(20, columns - detailIndent.length)).split('\n').join(`\n${detailIndent}`);
   const lines: string[] = [];
   for (const group of GROUP_ORDER) {
     const inGroup = checks.filter((check) => check.group === group);
@@ -164,12 +170,13 @@ export function renderChecklist(checks: readonly Check[], color: boolean, reques
     if (lines.length > 0) lines.push('');
     lines.push(colors.bold(CHECK_GROUPS[group]));
     for (const check of inGroup) {
-      lines.push(`  ${paint[check.status](STATUS_WORD[check.status].padEnd(5))} ${check.name.padEnd(width)}  ${check.detail}`);
-      if (check.fix !== undefined) lines.push(`  ${' '.repeat(5)} ${' '.repeat(width)}  ${colors.dim('fix:')} ${check.fix}`);
+      lines.push(`  ${paint[check.status](STATUS_WORD[check.status].padEnd(5))} ${check.name.padEnd(width)}  ${fitted(check.detail)}`);
+      if (check.fix !== undefined) lines.push(`${detailIndent}${fitted(`${colors.dim('fix:')} ${check.fix}`)}`);
     }
   }
   const count = (status: CheckStatus) => checks.filter((check) => check.status === status).length;
   const failed = count('fail');
-  lines.push('', `${failed === 0 ? 'All checks passed' : `${failed} failed`}: ${count('ok')} ok, ${count('warn')} warning${count('warn') === 1 ? '' : 's'}, ${count('skip')} skipped; ${requests}.`);
+  const summary = `${failed === 0 ? 'All checks passed' : `${failed} failed`}: ${count('ok')} ok, ${count('warn')} warning${count('warn') === 1 ? '' : 's'}, ${count('skip')} skipped; ${requests}.`;
+  lines.push('', columns === undefined ? summary : wrapText(summary, columns));
   return `${lines.join('\n')}\n`;
 }
