@@ -9,7 +9,7 @@ import { createContext, type OwnedContext } from './context';
 import type { Clock, GlobalOptions, IO } from './types';
 import { ApiError, CliError, EXIT, OutputError, UsageError } from './errors';
 import { outputFailure } from './output/write';
-import { createIO } from './io';
+import { createIO, terminalColumns } from './io';
 import { jsonFieldsOf } from './output/json';
 import { wrapMessage } from './output/wrap';
 import { durationRule, parseDuration } from './lib/duration';
@@ -211,11 +211,6 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
 /** Whether the command line ended well: commander ends help and `--version` by throwing. */
 function endedWell(error: unknown): boolean {
   return error === undefined || (error instanceof CommanderError && (error.code === 'commander.helpDisplayed' || error.code === 'commander.version'));
-}
-
-function terminalColumns(stream: unknown): number {
-  const columns = (stream as { columns?: number }).columns;
-  return columns !== undefined && columns > 0 ? columns : 80;
 }
 
 /** Writes the one report of a failure on stderr and returns its exit code. */

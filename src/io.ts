@@ -22,6 +22,12 @@ export function colorEnabled(isTTY: boolean, env: Env, colorFlag: boolean): bool
 
 const DEFAULT_COLUMNS = 80;
 
+/** A stream's width in columns when it is a terminal that says so, else 80 (a pipe, a log). */
+export function terminalColumns(stream: unknown): number {
+  const columns = (stream as MaybeTTY).columns;
+  return columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS;
+}
+
 /**
  * `TAXPREP_FORCE_TTY` (GitHub CLI's `GH_FORCE_TTY`): stdout is printed as for a terminal (headers,
  * readable dates, fitted tables) even in a pipe, `npm run demo | less` for one. A number is also
