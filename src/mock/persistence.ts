@@ -1,8 +1,9 @@
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
+import { crashPoint } from '../lib/crashPoints';
 import { acquireFileLock, REAL_LOCK_CLOCK } from '../lib/fileLock';
-import { TEMPORARY_SUFFIX, writeFileAtomically } from '../lib/files';
+import { stageFileAtomically, TEMPORARY_SUFFIX } from '../lib/files';
 import { ignoreMissing } from './blobStore';
 import type { IdKind, MockState } from './state';
 
@@ -125,8 +126,16 @@ export function stateText(state: MockState): string {
   return JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
 }
 
+/**
+ * The commit of a request's changes: the new state is complete and flushed beside the old one
+ * before the rename that makes it the state. The crash points mark the two moments a test kills
+ * at: before the rename (the change is lost, unacknowledged) and after it (kept, unacknowledged).
+ */
 export async function writeStateFile(directory: string, text: string): Promise<void> {
-  await writeFileAtomically(join(directory, STATE_FILE), text, { durable: true });
+  const staged = await stageFileAtomically(join(directory, STATE_FILE), text, { durable: true });
+  crashPoint('mock.before-commit');
+  await staged.commit();
+  crashPoint('mock.after-commit');
 }
 
 /** The state a text from `stateText` holds. */

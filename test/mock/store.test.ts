@@ -223,6 +223,29 @@ describe('data-dir store', () => {
     expect(await readFile(join(dataDir, 'lock'), 'utf8')).toBe('');
   });
 
+  it('saves on close a change that no commit saved', async () => {
+    const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    first.state.accounts[0]!.last_name = 'Uncommitted';
+    await first.close();
+    expect((await savedState()).accounts[0].last_name).toBe('Uncommitted');
+    const second = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    expect(second.state.accounts[0]!.last_name).toBe('Uncommitted');
+  });
+
+  it('keeps the saved state, in memory too, when a reset cannot be saved, and removes the new seed files', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    store.state.accounts[0]!.status = 'suspended';
+    await store.commit();
+    const savedBlobs = await readdir(join(dataDir, 'blobs'));
+    // The state file becomes a directory: the rename of the next commit fails.
+    await rm(join(dataDir, 'state.json'));
+    await mkdir(join(dataDir, 'state.json', 'occupied'), { recursive: true });
+    await expect(store.reset()).rejects.toThrow();
+    expect(store.state.accounts[0]!.status).toBe('suspended');
+    expect(await readdir(join(dataDir, 'blobs'))).toEqual(savedBlobs);
+    await rm(join(dataDir, 'state.json'), { recursive: true });
+  });
+
   it('resets to the fixture on disk too, removing uploads', async () => {
     const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
     const upload = await first.blobs.write(Readable.from([Buffer.from('gone')]), 100);
