@@ -3,6 +3,7 @@ import { DocumentUploadFields, addFieldError, fieldErrors, type Document, type D
 import { ownedAccount, ownedDocument } from '../access';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
+import { indexesOf } from '../indexes';
 import type { DocumentRecord } from '../state';
 import { discardRestOfBody, receiveDocumentForm, type ReceivedFile, type ReceivedForm } from '../upload';
 import { newestFirst, paginate } from './listing';
@@ -51,8 +52,8 @@ export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments'
   listDocuments({ params, query, partner }, deps) {
     const { state } = deps.store;
     ownedAccount(state, partner, params.account_id);
-    const matching = state.documents
-      .filter((document) => document.account_id === params.account_id)
+    const matching = indexesOf(state)
+      .documentsOfAccount(params.account_id)
       .filter((document) => query.tax_year === undefined || document.tax_year === query.tax_year)
       .sort(newestFirst((document) => document.uploaded_at));
     const { page, total_count, has_more } = paginate(matching, query);
