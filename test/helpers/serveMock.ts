@@ -13,13 +13,14 @@ export interface ServedMock {
 
 /**
  * Runs the real built CLI, `taxprep serve --mock --port 0 --json`, and waits for its start-up
- * line. Needs `npm run build` first (the test command does it).
+ * line. Needs `npm run build` first (the test command does it). `env` adds variables (a test's
+ * crash point).
  */
-export async function startServeMock(extraArgs: string[] = []): Promise<ServedMock> {
+export async function startServeMock(extraArgs: string[] = [], options: { env?: Record<string, string> } = {}): Promise<ServedMock> {
   const [command, ...args] = taxprepCommand();
   const child = execa(command!, [...args, 'serve', '--mock', '--port', '0', '--json', ...extraArgs], {
     reject: false,
-    env: { NO_COLOR: '1' },
+    env: { NO_COLOR: '1', ...options.env },
   });
   const stdout = await waitForStdout(child, (text) => text.includes('\n'));
   const started = JSON.parse(stdout.slice(0, stdout.indexOf('\n'))) as { base_url: string; app_url: string; keys: Array<{ key: string; label: string }> };
