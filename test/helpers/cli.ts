@@ -19,7 +19,9 @@ export function taxprepCommand(): string[] {
 }
 
 export interface CliResult {
+  /** -1 when a signal ended the process (then `signal` names it). */
   exitCode: number;
+  signal?: string;
   stdout: string;
   /** Empty for `tty: true`: a terminal has one screen, and all of it is in `stdout`. */
   stderr: string;
@@ -106,5 +108,5 @@ export async function runCli(args: string[], options: RunCliOptions = {}): Promi
     const shownArgs = args.join(' ').replace(KEY_SHAPED, (key) => redactApiKey(key));
     throw new Error(`taxprep ${shownArgs} printed an API key in full: ${leaked.join(', ')}`);
   }
-  return { exitCode: result.exitCode ?? -1, stdout, stderr };
+  return { exitCode: result.exitCode ?? -1, ...(result.signal === undefined ? {} : { signal: result.signal }), stdout, stderr };
 }
