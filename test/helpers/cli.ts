@@ -114,6 +114,7 @@ function scanned(what: string, result: { exitCode?: number; signal?: string; std
 export async function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   registerGiven(options);
   const env = cliEnv(options.home ?? makeHome(), options.env);
+  if (process.env[IN_PROCESS] === '1' && !options.tty) return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? ''));
   const command = [...taxprepCommand(), ...args];
   const result = options.tty
     ? await execa('script', ['-qfec', command.map(shellQuote).join(' '), '/dev/null'], {
@@ -125,6 +126,23 @@ export async function runCli(args: string[], options: RunCliOptions = {}): Promi
       })
     : await execa(command[0]!, command.slice(1), { env, extendEnv: false, reject: false, input: options.input ?? '', stripFinalNewline: false });
   return scanned(`taxprep ${args.join(' ')}`, result, options);
+}
+
+/**
+ * Set by the mutation tests' configuration (test/mutation/vitest.config.ts): runCli runs the
+ * sources' `main` in the test's own process, where Stryker's mutants are, instead of spawning the
+ * build, which holds none. The same environment, arguments and input; a terminal run still spawns.
+ */
+export const IN_PROCESS = 'TAXPREP_TEST_IN_PROCESS';
+
+async function runInProcess(args: string[], env: Record<string, string>, input: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const [{ main }, { CapturedStream }, { PassThrough }] = await Promise.all([import('../../src/cli'), import('./context'), import('node:stream')]);
+  const stdout = new CapturedStream({ isTTY: false });
+  const stderr = new CapturedStream({ isTTY: false });
+  const stdin = Object.assign(new PassThrough(), { isTTY: false });
+  stdin.end(input);
+  const exitCode = await main(args, { io: { stdout, stderr, stdin }, env });
+  return { exitCode, stdout: stdout.text(), stderr: stderr.text() };
 }
 
 export interface StartedCli {
