@@ -176,7 +176,7 @@ async function release() {
   mkdirSync(out);
   const work = mkdtempSync(join(tmpdir(), 'taxprep-release-'));
   try {
-    run(node, ['bin/build.js']);
+    run(node, ['bin/build.js', '--release']);
     // Packed from the build above: `prepare` would build again, with another build date.
     const tarball = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]))[0].filename;
     const executable = `taxprep-${version}-linux-x64`;

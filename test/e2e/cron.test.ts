@@ -1,10 +1,9 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
-import { makeHome, runCli } from '../helpers/cli';
+import { cliCommandLine, makeHome, runCli, runScanned, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -13,7 +12,6 @@ import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture
  * mid-batch and resumed without a duplicate link, and two overlapping runs on one ledger.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 const ACCOUNTS = 60;
 let mock: RunningMock;
 let home: string;
@@ -32,13 +30,9 @@ function env(): Record<string, string> {
   return { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: BATCH_KEYS.acme };
 }
 
-/** The same environment runCli builds, for a process this test must be able to kill. */
+/** The CLI as a process this test must be able to kill. */
 function spawnTaxprep(args: string[]) {
-  return execa(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  return startCli(args, { home, env: env(), stdin: 'ignore' });
 }
 
 const ledgerPath = () => join(home, '.local', 'share', 'taxprep', 'login-links.ndjson');
@@ -69,8 +63,8 @@ describe('a run killed mid-batch', () => {
 
     const killed = spawnTaxprep(args);
     await until(() => mock.deps.store.state.loginLinks.length >= 15, '15 links');
-    killed.kill('SIGKILL');
-    await killed;
+    killed.child.kill('SIGKILL');
+    await killed.result;
     // Requests already at the mock finish there (the kill does not undo them): wait them out.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const issuedBeforeResume = mock.deps.store.state.loginLinks.length;
@@ -115,11 +109,11 @@ describe('overlapping runs', () => {
     await until(() => existsSync(`${ledgerPath()}.lock`), 'the lock file');
     const second = await runCli([...renew, '--lock-wait', '0'], { env: env(), home });
     expect(second.exitCode).toBe(10);
-    expect(second.stderr).toContain(`error: the login-link ledger ${ledgerPath()} is in use by taxprep (pid ${first.pid} on `);
+    expect(second.stderr).toContain(`error: the login-link ledger ${ledgerPath()} is in use by taxprep (pid ${first.child.pid} on `);
     expect(second.stderr).toContain('nothing was sent');
     expect(second.stdout).toBe('');
 
-    const firstResult = await first;
+    const firstResult = await first.result;
     expect(firstResult.exitCode).toBe(0);
     expect(mock.deps.store.state.loginLinks).toHaveLength(20);
 
@@ -137,7 +131,7 @@ describe("the README's cron recipe, run as cron runs it", () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-renew:[\s\S]*?)```/.exec(readme)?.[1];
     expect(script).toBeDefined();
-    return script!.replace('/usr/local/bin/taxprep ', `${process.execPath} ${BIN} `).replace('/srv/taxprep/clients.csv', clients);
+    return script!.replace('/usr/local/bin/taxprep ', `${cliCommandLine()} `).replace('/srv/taxprep/clients.csv', clients);
   }
 
   it('is quiet while all is well, adds nothing for fresh clients, keeps the links private and mails what failed', async () => {
@@ -147,8 +141,9 @@ describe("the README's cron recipe, run as cron runs it", () => {
     const script = join(home, 'taxprep-renew');
     writeFileSync(script, recipe(clients), { mode: 0o755 });
     // cron: no terminal (a session of its own), no stdin, an environment of a few variables.
-    const cron = () => execa(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, reject: false, stdin: 'ignore', detached: true });
     const state = join(home, '.local', 'state', 'taxprep');
+    const cron = () =>
+      runScanned(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, stdin: 'ignore', detached: true, files: [join(state, 'links.ndjson'), join(state, 'renew.log')] });
     const links = () => readFileSync(join(state, 'links.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
 
     const first = await cron();
@@ -175,8 +170,8 @@ describe("the README's cron recipe, run as cron runs it", () => {
 
   it('makes a links file that the shell just created for it private, whatever the umask', async () => {
     const out = join(home, 'links.ndjson');
-    const command = `umask 022; exec ${process.execPath} ${BIN} --json login-link ${FIRST_ACCOUNT_ID} ${FIRST_ACCOUNT_ID + 1} > ${out}`;
-    const result = await execa('/bin/sh', ['-c', command], { env: { PATH: '/usr/bin:/bin', HOME: home, ...env() }, extendEnv: false, reject: false, stdin: 'ignore' });
+    const command = `umask 022; exec ${cliCommandLine(['--json', 'login-link', String(FIRST_ACCOUNT_ID), String(FIRST_ACCOUNT_ID + 1)])} > ${out}`;
+    const result = await runScanned('/bin/sh', ['-c', command], { env: { PATH: '/usr/bin:/bin', HOME: home, ...env() }, extendEnv: false, stdin: 'ignore', files: [out] });
     expect(result.exitCode).toBe(0);
     expect(readFileSync(out, 'utf8')).toContain('"login_link"');
     expect(statSync(out).mode & 0o777).toBe(0o600);

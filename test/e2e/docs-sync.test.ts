@@ -3,10 +3,9 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
-import { makeHome, runCli } from '../helpers/cli';
+import { cliCommandLine, makeHome, runCli, runScanned, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -15,7 +14,6 @@ import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture
  * of SIGKILLs, Ctrl-C, an overlapping run and a file that changes while it uploads.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 const A = FIRST_ACCOUNT_ID;
 const B = FIRST_ACCOUNT_ID + 1;
 let mock: RunningMock;
@@ -143,11 +141,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 }
 
 function spawnSync(args: string[] = []) {
-  return execa(process.execPath, [BIN, 'docs', 'sync', dir, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  return startCli(['docs', 'sync', dir, ...args], { home, env: env(), stdin: 'ignore' });
 }
 
 describe('docs sync: bad input ends with a clear message, exit 2, nothing sent and the ledger intact', () => {
@@ -222,7 +216,7 @@ describe('docs sync: bad input ends with a clear message, exit 2, nothing sent a
     const handle = await open(path, 'r+');
     await handle.write(Buffer.alloc(1024, 2), 0, 1024, 24 * 1024 * 1024 - 1024);
     await handle.close();
-    const result = await running;
+    const result = await running.result;
     expect(result.exitCode).toBe(9);
     expect(String(result.stdout)).toContain(`failed\t${A}/2025/big.pdf\t${A}\t2025\tFILE_CHANGED\t${A}/2025/big.pdf changed while it was being uploaded; nothing was stored`);
     mock.deps.settings.faults.latencyMs = 0;
@@ -252,8 +246,8 @@ describe('docs sync: durability', () => {
       // the time), the others anywhere from start-up on (taking the lock, hashing, listing).
       if (round % 2 === 0) await until(() => intents() > before, 'an upload');
       await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 300)));
-      running.kill('SIGKILL');
-      const killed = await running;
+      running.child.kill('SIGKILL');
+      const killed = await running.result;
       if (killed.signal === 'SIGKILL') kills += 1;
       // Requests already at the mock finish there: wait them out before the next run lists.
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -278,8 +272,8 @@ describe('docs sync: durability', () => {
     mock.deps.settings.faults.latencyMs = 80;
     const running = spawnSync(['--concurrency', '2']);
     await until(() => existsSync(ledgerPath()) && (readFileSync(ledgerPath(), 'utf8').match(/"type":"uploaded"/g) ?? []).length >= 3, 'three uploads');
-    running.kill('SIGINT');
-    const stopped = await running;
+    running.child.kill('SIGINT');
+    const stopped = await running.result;
     expect(stopped.exitCode).toBe(130);
     expect(String(stopped.stderr)).toMatch(/error: interrupted: documents: \d+ uploaded, 0 skipped, 0 failed, \d+ not sent/);
     const printed = String(stopped.stdout).trim().split('\n').length;
@@ -300,8 +294,8 @@ describe('docs sync: durability', () => {
     await until(() => existsSync(`${ledgerPath()}.lock`), 'the lock');
     const second = await sync(['--lock-wait', '0']);
     expect(second.exitCode).toBe(10);
-    expect(second.stderr).toContain(`the documents ledger ${ledgerPath()} is in use by taxprep (pid ${first.pid} on `);
-    expect((await first).exitCode).toBe(0);
+    expect(second.stderr).toContain(`the documents ledger ${ledgerPath()} is in use by taxprep (pid ${first.child.pid} on `);
+    expect((await first.result).exitCode).toBe(0);
     expect(storedCounts().size).toBe(2);
   });
 });
@@ -312,7 +306,7 @@ describe("the README's nightly sync recipe, run as cron runs it", () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-sync:[\s\S]*?)```/.exec(readme)?.[1];
     expect(script).toBeDefined();
-    return script!.replace('/usr/local/bin/taxprep ', `${process.execPath} ${BIN} `).replace('/srv/shared/clients', folder);
+    return script!.replace('/usr/local/bin/taxprep ', `${cliCommandLine()} `).replace('/srv/shared/clients', folder);
   }
 
   it('uploads the new files once, is quiet while all is well, logs each night and mails a conflict', async () => {
@@ -321,8 +315,9 @@ describe("the README's nightly sync recipe, run as cron runs it", () => {
     const script = join(home, 'taxprep-sync');
     writeFileSync(script, recipe(dir), { mode: 0o755 });
     // cron: no terminal (a session of its own), no stdin, an environment of a few variables.
-    const cron = () => execa(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, reject: false, stdin: 'ignore', detached: true });
     const state = join(home, '.local', 'state', 'taxprep');
+    const cron = () =>
+      runScanned(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, stdin: 'ignore', detached: true, files: [join(state, 'sync.ndjson'), join(state, 'sync.log')] });
     const results = () => readFileSync(join(state, 'sync.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
 
     const first = await cron();

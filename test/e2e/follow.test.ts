@@ -1,9 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, runCli } from '../helpers/cli';
+import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 
 /**
@@ -11,7 +9,6 @@ import { startMock, type RunningMock } from '../helpers/mock';
  * with its demo data, moved between runs through the `/_mock` controls.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 let mock: RunningMock;
 let home: string;
 
@@ -149,7 +146,7 @@ describe('a killed watch', () => {
   it('never loses or repeats a change: what it printed and what the next run prints are exactly the changes', async () => {
     const clients = accountsFile();
     const watchArgs = ['--json', 'watch', '--budget', '100/min', '--accounts', clients];
-    const { child, printed } = await spawnWatch(watchArgs);
+    const { child, result: killed, printed } = await spawnWatch(watchArgs);
 
     const expected = await moveThings();
     // Slow answers, so that the kill lands while a pass is reading.
@@ -162,7 +159,7 @@ describe('a killed watch', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 40));
     child.kill('SIGKILL');
-    await child;
+    await killed;
 
     mock.deps.settings.faults.latencyMs = 0;
     const next = await taxprep(['watch', '--once', '--budget', '100/min', '--json', '--accounts', clients]);
@@ -174,11 +171,11 @@ describe('a killed watch', () => {
 
 describe('a long watch', () => {
   it('prints changes as they come and exits 130 on Ctrl-C, every printed change recorded', async () => {
-    const { child, printed } = await spawnWatch(['--json', 'watch', '--budget', '100/min']);
+    const { child, result: ended, printed } = await spawnWatch(['--json', 'watch', '--budget', '100/min']);
     await control('/deliverables/9001', { status: 'completed' });
     await until(() => printed().includes('"deliverable.status"'), 'the change');
     child.kill('SIGINT');
-    const result = await child;
+    const result = await ended;
     expect(result.exitCode).toBe(130);
     expect(String(result.stderr)).toContain('watch: stopped; every change printed is recorded in ');
     expect(ndjson(printed()).map(withoutTime)).toEqual([{ event: 'deliverable.status', account_id: 1001, project_id: 5002, deliverable_id: 9001, old: 'draft', new: 'completed' }]);
@@ -188,15 +185,11 @@ describe('a long watch', () => {
 
 /** A long `taxprep watch` this test can kill, once it has recorded its baseline; `printed()` is its stdout so far. */
 async function spawnWatch(args: string[]) {
-  const child = execa(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  const { child, result } = startCli(args, { home, env: env() });
   let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   await until(() => existsSync(stateDirectory()) && readdirSync(stateDirectory()).some((name) => name.endsWith('.json')), 'the baseline');
-  return { child, printed: () => stdout };
+  return { child, result, printed: () => stdout };
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {

@@ -125,30 +125,33 @@ function importJob(run: ImportRun): BatchJob<AccountRow, ImportOutcome> {
     async send(row, pacing) {
       let intent: string | undefined;
       try {
-        const sent = await sendTracked(
+        let accountId: number | null = null;
+        await sendTracked(
           {
             recordIntent: async () => (intent = await ledger.recordIntent(fields(row.email))),
             send: () => api.call('createAccount', { body: row.body }),
             recordRefused: (id, error) => ledger.recordRefused(id, { ...fields(row.email), code: error.code }),
+            async recordDone(id, answer) {
+              const account = answer.data;
+              accountId = typeof account.id === 'number' ? account.id : null;
+              // Links exist only in this answer: written before the ledger line that makes a re-run skip the row.
+              await run.links?.write({
+                line: row.line,
+                email: account.email ?? row.email,
+                account_id: accountId,
+                login_link: account.login_link ?? null,
+                login_link_expires_at: account.login_link_expires_at ?? null,
+                spouse_email: account.spouse?.email ?? null,
+                spouse_login_link: account.spouse?.login_link ?? null,
+                spouse_login_link_expires_at: account.spouse?.login_link_expires_at ?? null,
+              });
+              // Without an id (a service that leaves it out) the intent stays open: the next run's 409 names it.
+              if (accountId !== null) await ledger.recordAccount('created', { ...fields(row.email), account_id: accountId, source: 'import', intent: id }, { wait: false });
+            },
             serviceNow: (answer) => Date.parse(answer.data.created_at ?? ''),
           },
           pacing,
         );
-        const account = sent.response.data;
-        const accountId = typeof account.id === 'number' ? account.id : null;
-        // Links exist only in this answer: written before the ledger line that makes a re-run skip the row.
-        await run.links?.write({
-          line: row.line,
-          email: account.email ?? row.email,
-          account_id: accountId,
-          login_link: account.login_link ?? null,
-          login_link_expires_at: account.login_link_expires_at ?? null,
-          spouse_email: account.spouse?.email ?? null,
-          spouse_login_link: account.spouse?.login_link ?? null,
-          spouse_login_link_expires_at: account.spouse?.login_link_expires_at ?? null,
-        });
-        // Without an id (a service that leaves it out) the intent stays open: the next run's 409 names it.
-        if (accountId !== null) await ledger.recordAccount('created', { ...fields(row.email), account_id: accountId, source: 'import', intent: sent.intent }, { wait: false });
         return { kind: 'created', item: row, accountId };
       } catch (error) {
         const existing = existingAccountId(error, row.email);

@@ -347,7 +347,7 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
       const content = new AbortController();
       const fileProgress = progress.start(file.relative, file.size);
       try {
-        const { intent, response } = await sendTracked(
+        const { response } = await sendTracked(
           {
             recordIntent: () => ledger.recordIntent(target, { sha256: file.sha256, size: file.size, known_ids: decision.action === 'upload' ? decision.known_ids : [], ...meta() }),
             send: () =>
@@ -358,11 +358,13 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
                 { onProgress: (sent) => fileProgress.sent(sent), signal: content.signal },
               ),
             recordRefused: (intent, error) => ledger.recordRefused(intent, target, { code: error.code, ...meta() }),
+            recordDone: (intent, answer) => {
+              fileProgress.done();
+              return ledger.recordUploaded(target, { intent, sha256: file.sha256, size: file.size, document_id: String(answer.data.id ?? ''), ...meta() });
+            },
           },
           { pacer, signal },
         );
-        fileProgress.done();
-        await ledger.recordUploaded(target, { intent, sha256: file.sha256, size: file.size, document_id: String(response.data.id ?? ''), ...meta() });
         return { kind: 'uploaded', item: entry, response };
       } catch (error) {
         fileProgress.failed();

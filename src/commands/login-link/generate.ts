@@ -66,23 +66,25 @@ export async function generateLink(
 ): Promise<ApiResponse<TolerantResponseOf<'createLoginLink'>>> {
   const target = targetOf(session, item);
   const meta = () => ({ profile: session.profile, ...(options.run ? { run: options.run } : {}), at: session.ctx.clock.now() });
-  const { intent, response } = await sendTracked(
+  const { response } = await sendTracked(
     {
       recordIntent: () => ledger.recordIntent(target, meta()),
       send: () => session.api.call('createLoginLink', { params: { account_id: item.account_id }, body }),
       recordRefused: (id, error: CliError) => ledger.recordRefused(id, target, error.code, meta()),
+      recordDone: (id, answer) => {
+        const record = answer.data;
+        // The contract promises these fields; a service that leaves one out still issued the link.
+        const issued = {
+          user_email: record.user_email ?? item.user_email ?? '',
+          purpose: record.purpose ?? body.purpose ?? '',
+          expires_at: record.expires_at ?? '',
+          created_at: record.created_at ?? session.ctx.clock.now().toISOString(),
+        };
+        return ledger.recordIssued(id, target, issued, meta());
+      },
       serviceNow: (answer) => Date.parse(answer.data.created_at ?? ''),
     },
     options,
   );
-  const record = response.data;
-  // The contract promises these fields; a service that leaves one out still issued the link.
-  const issued = {
-    user_email: record.user_email ?? item.user_email ?? '',
-    purpose: record.purpose ?? body.purpose ?? '',
-    expires_at: record.expires_at ?? '',
-    created_at: record.created_at ?? session.ctx.clock.now().toISOString(),
-  };
-  await ledger.recordIssued(intent, target, issued, meta());
   return response;
 }
