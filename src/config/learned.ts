@@ -60,13 +60,16 @@ export function openLearnedStore(env: Env, profileName: string | null, baseUrl: 
   const key = serviceKey(profileName, baseUrl);
   let file: StoredServices | undefined;
   const load = (): StoredServices => (file ??= readStored(path));
+  const known = (): LearnedService => {
+    const { profile: _profile, base_url: _baseUrl, ...rules } = load().services?.[key] ?? { profile: profileName, base_url: baseUrl };
+    return rules;
+  };
   return {
     path,
-    read: () => load().services?.[key] ?? {},
+    read: known,
     update(change) {
       const current = load();
-      const { profile: _profile, base_url: _baseUrl, ...known } = current.services?.[key] ?? { profile: profileName, base_url: baseUrl };
-      const next: StoredServices = { ...current, services: { ...current.services, [key]: { profile: profileName, base_url: baseUrl, ...change(known) } } };
+      const next: StoredServices = { ...current, services: { ...current.services, [key]: { profile: profileName, base_url: baseUrl, ...change(known()) } } };
       mkdirSync(directory, { recursive: true, mode: 0o700 });
       // Written whole and renamed into place: a run killed mid-write leaves the previous file.
       const temporary = `${path}.${process.pid}.tmp`;
