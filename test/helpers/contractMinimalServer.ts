@@ -12,6 +12,9 @@ import type { AddressInfo } from 'node:net';
  * name are added, `"spouse": null`, and the filters the contract does not name are called
  * `project_type` / `project_status` (projects) and `account` / `type` (deliverables), so taxprep's
  * default names are ignored (`options.names` renames them, and the deliverable list's offset).
+ * Options choose what the contract leaves open, as another service would: upload rules of its own
+ * (`uploadRules`: a size limit and a type list, refused in its own words), a long deliverable list
+ * (`deliverables`), an offset it ignores (`ignoreOffset`); `requests` logs what was asked.
  * Other prefixes hold the hostile and broken variants:
  * - `/endless/v1beta`: `has_more: true` for ever (new ids each page), an endless body for an account;
  * - `/repeat/v1beta`: the same deliverables page again and again, `has_more: true`;
