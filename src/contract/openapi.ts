@@ -110,7 +110,7 @@ function parametersOf(schema: z.ZodType | undefined, location: 'path' | 'query')
  * media types it takes (`encoding.file.contentType`) and, when known, its size limit (`x-max-bytes`).
  */
 function requestBodyOf(endpoint: Endpoint, options: OpenApiOptions): JsonSchema {
-  const fields = jsonSchema(endpoint.body!, 'input');
+  const fields = jsonSchema(endpoint.mockBody ?? endpoint.body!, 'input');
   if (!endpoint.multipart) return { required: false, content: { 'application/json': { schema: fields } } };
   const file = { type: 'string', contentMediaType: 'application/octet-stream', ...(options.uploadMaxBytes === undefined ? {} : { 'x-max-bytes': options.uploadMaxBytes }) };
   const properties = { ...(fields.properties as JsonSchema), file };

@@ -72,6 +72,22 @@ describe('a lenient service: 500 MB, any type', () => {
   });
 });
 
+describe('free text the contract gives no length', () => {
+  let server: MinimalServer;
+  beforeAll(async () => {
+    server = await start({});
+  });
+
+  it("a long description and email subject reach the service: the mock's limits (1000, 200 characters) are not the client's", async () => {
+    const run = cli(server, makeHome());
+    const upload = await run(['docs', 'upload', '2001', file('long.pdf'), '--tax-year', '2024', '--description', 'd'.repeat(1500), '--allow-duplicate', '--json']);
+    expect(upload.exitCode).toBe(0);
+    const link = await run(['login-link', '2001', '--custom-subject', 's'.repeat(300), '--custom-message', 'm'.repeat(2500), '--json']);
+    expect(link.exitCode).toBe(0);
+    expect(server.requests.at(-1)).toBe('POST /v1beta/accounts/2001/login-link');
+  });
+});
+
 describe('the cost of the duplicate check', () => {
   let server: MinimalServer;
   beforeAll(async () => {

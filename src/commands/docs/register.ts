@@ -1,4 +1,4 @@
-import { DESCRIPTION_MAX_CHARACTERS, TAX_YEAR } from '../../contract/vocabulary';
+import { TAX_YEAR } from '../../contract/vocabulary';
 import { batchRunFlags } from '../../batch/flags';
 import { DOCUMENTS_FILE_NAME } from '../../batch/ledgers/fileNames';
 import { pageFlags } from '../pageFlags';
@@ -15,7 +15,7 @@ export const uploadDocuments: CommandSpec = {
   arguments: [ACCOUNT_ID, { name: '<file...>', help: 'files to upload', complete: 'files' }],
   flags: [
     { ...TAX_YEAR_FLAG, required: true },
-    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS },
+    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document' },
     { flag: '--allow-duplicate', help: 'upload even a file whose name the account already has for that tax year' },
   ],
   examples: [
@@ -44,7 +44,7 @@ export const syncDocuments: CommandSpec = {
   flags: [
     { flag: '--manifest <file>', help: 'CSV or NDJSON with path (from <dir>), account_id, tax_year, and optional description, for any other layout', complete: 'files' },
     { flag: '--exclude <glob>', help: 'leave out files and folders matching: a name (*.tmp, drafts) or a path from <dir> (1001/2023)', repeatable: true },
-    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document (a manifest row may give its own)', maxCharacters: DESCRIPTION_MAX_CHARACTERS },
+    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document (a manifest row may give its own)' },
     { flag: '--upload-changed', help: 'upload a file whose name is on the account with other content than the ledger recorded (a second document)' },
     { flag: '--skip-invalid', help: 'upload the good files and report the ones that cannot be synced as failed, instead of sending nothing' },
     { flag: '--dry-run', help: 'print the plan (upload, skip or conflict, with the reason); send only the list requests it needs' },
