@@ -27,6 +27,15 @@ async function start(options: MinimalServerOptions): Promise<MinimalServer> {
   return server;
 }
 
+/** The server of a describe block, started before its tests (and closed after all). */
+function serverWith(options: MinimalServerOptions): MinimalServer {
+  let started: MinimalServer | undefined;
+  beforeAll(async () => {
+    started = await start(options);
+  });
+  return new Proxy({} as MinimalServer, { get: (_target, key) => Reflect.get(started!, key) });
+}
+
 /** A file of `bytes` that takes no disk and no memory: a sparse file, read back as zeros. */
 function sparse(name: string, bytes: number): string {
   const path = join(files, name);
@@ -49,10 +58,7 @@ function cli(server: MinimalServer, home: string) {
 const uploadsSent = (server: MinimalServer) => server.requests.filter((request) => request.startsWith('POST ')).length;
 
 describe('a lenient service: 500 MB, any type', () => {
-  let server: MinimalServer;
-  beforeAll(async () => {
-    server = await start({ uploadRules: { maxBytes: 500 * MB } });
-  });
+  const server = serverWith({ uploadRules: { maxBytes: 500 * MB } });
 
   it('a 120 MB file reaches the service and is stored (nothing refuses it before sending)', async () => {
     const run = cli(server, makeHome());
@@ -73,10 +79,7 @@ describe('a lenient service: 500 MB, any type', () => {
 });
 
 describe('free text the contract gives no length', () => {
-  let server: MinimalServer;
-  beforeAll(async () => {
-    server = await start({});
-  });
+  const server = serverWith({});
 
   it("a long description and email subject reach the service: the mock's limits (1000, 200 characters) are not the client's", async () => {
     const run = cli(server, makeHome());
@@ -89,10 +92,7 @@ describe('free text the contract gives no length', () => {
 });
 
 describe('the cost of the duplicate check', () => {
-  let server: MinimalServer;
-  beforeAll(async () => {
-    server = await start({});
-  });
+  const server = serverWith({});
 
   it('one list request for the account and year however many files, each shown by --verbose; none with --allow-duplicate', async () => {
     const run = cli(server, makeHome());
@@ -170,10 +170,7 @@ describe('a strict service: 10 MB', () => {
 });
 
 describe('a service whose type list has no PDF', () => {
-  let server: MinimalServer;
-  beforeAll(async () => {
-    server = await start({ uploadRules: { types: ['image/png', 'image/jpeg'] } });
-  });
+  const server = serverWith({ uploadRules: { types: ['image/png', 'image/jpeg'] } });
 
   it('reports the refusal with its details, remembers the list, and refuses the next PDF before sending', async () => {
     const run = cli(server, makeHome());
@@ -206,10 +203,7 @@ describe('a service whose type list has no PDF', () => {
 });
 
 describe('a deliverable list whose offset is named `skip`', () => {
-  let server: MinimalServer;
-  beforeAll(async () => {
-    server = await start({ names: { 'deliverables.offset': 'skip' }, deliverables: 250 });
-  });
+  const server = serverWith({ names: { 'deliverables.offset': 'skip' }, deliverables: 250 });
 
   it('--all finds the name itself, says so once, returns the whole list with exit 0, and remembers it', async () => {
     const run = cli(server, makeHome());
@@ -238,10 +232,7 @@ describe('a deliverable list whose offset is named `skip`', () => {
 });
 
 describe('a deliverable list that ignores every offset', () => {
-  let server: MinimalServer;
-  beforeAll(async () => {
-    server = await start({ ignoreOffset: true, deliverables: 250 });
-  });
+  const server = serverWith({ ignoreOffset: true, deliverables: 250 });
 
   it('--all never exits 0 on a short list: the pages read, then an error naming doctor, exit 8', async () => {
     const run = cli(server, makeHome());
