@@ -214,12 +214,14 @@ describe('broken and hostile services', () => {
     expect(result.stderr).toContain('error: stopped after 5 pages (5 deliverables): the service still said more follow');
   });
 
-  it('a page that repeats ends the list with a warning, exit 0', async () => {
+  it('a page that repeats, with no other offset name honoured: exit 8 naming doctor, and --json prints no document', async () => {
     const result = await runCli(['deliverables', 'list', '--all', '--json'], at(server.baseUrl('repeat')));
-    expect(result.exitCode).toBe(0);
-    expect(JSON.parse(result.stdout).deliverables).toHaveLength(2);
-    expect(result.stderr).toContain('warning: the service sent the same deliverables again at offset 2; stopping there, so the list shown may be incomplete.');
-    expect(result.stderr).toContain('Run `taxprep doctor`');
+    expect(result.exitCode).toBe(8);
+    expect(result.stdout).toBe('');
+    const error = JSON.parse(result.stderr).error;
+    expect(error.code).toBe('INVALID_RESPONSE');
+    expect(error.message).toMatch(/^the service sent the same deliverables again at offset 2, as if it ignored the query parameter "offset"; no other name was found: /);
+    expect(error.message).toContain('run `taxprep doctor`');
   });
 
   it('an endless body stops at --max-response-size with exit 12', async () => {

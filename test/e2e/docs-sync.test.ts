@@ -145,8 +145,8 @@ function spawnSync(args: string[] = []) {
 }
 
 describe('docs sync: bad input ends with a clear message, exit 2, nothing sent and the ledger intact', () => {
-  it('names every problem: out of <dir>, a directory as the file, a link loop, a missing file, a refused type, a bad row', async () => {
-    put({ [`${A}/2025/w2.pdf`]: 'w2', 'folder/inner.pdf': 'x', 'notes.rtf': 'rtf' });
+  it('names every problem: out of <dir>, a directory as the file, a link loop, a missing file, a bad row', async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2', 'folder/inner.pdf': 'x' });
     symlinkSync('loop.pdf', join(dir, 'loop.pdf'));
     const manifest = join(dir, 'manifest.ndjson');
     const rows = [
@@ -155,31 +155,43 @@ describe('docs sync: bad input ends with a clear message, exit 2, nothing sent a
       { path: 'folder', account_id: A, tax_year: 2025 },
       { path: 'loop.pdf', account_id: A, tax_year: 2025 },
       { path: 'gone.pdf', account_id: A, tax_year: 2025 },
-      { path: 'notes.rtf', account_id: A, tax_year: 2025 },
       { path: 'x.pdf', account_id: 'abc', tax_year: 1800 },
     ];
     writeFileSync(manifest, rows.map((row) => JSON.stringify(row)).join('\n'));
-    expect((await sync(['--exclude', 'manifest.ndjson', '--exclude', 'folder', '--exclude', 'notes.rtf', '--exclude', 'loop.pdf'])).exitCode).toBe(0);
+    expect((await sync(['--exclude', 'manifest.ndjson', '--exclude', 'folder', '--exclude', 'loop.pdf'])).exitCode).toBe(0);
     const ledgerBefore = readFileSync(ledgerPath(), 'utf8');
     mock.deps.requestLog.clear();
     const result = await sync(['--manifest', manifest]);
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain(`error: cannot sync 6 entries of ${manifest}; nothing was sent:\n`);
+    expect(result.stderr).toContain(`error: cannot sync 5 entries of ${manifest}; nothing was sent:\n`);
     for (const text of [
       `line 2: path ../outside.pdf is outside ${dir}`,
       'line 3: folder is a directory, not a file',
       'line 4: loop.pdf is a symbolic link that loops',
       'line 5: gone.pdf does not exist',
-      'line 6: notes.rtf is of a type uploads do not take (.rtf)',
-      'line 7: account_id must be a positive integer',
+      'line 6: account_id must be a positive integer',
     ]) {
       expect(result.stderr).toContain(text);
     }
-    expect(result.stderr).toContain('(.rtf)\n  line 7: account_id must be a positive integer');
-    expect(result.stderr).toContain('Uploads take .pdf .jpg');
     expect(mock.deps.requestLog.entries()).toEqual([]);
     expect(readFileSync(ledgerPath(), 'utf8')).toBe(ledgerBefore);
+  });
+
+  it("a type the service refuses: its refusal is a failed file and the rest go on (exit 9); the rule it named keeps the next such file from being sent", async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2', [`${A}/2025/notes.rtf`]: 'rtf' });
+    const first = await sync([]);
+    expect(first.exitCode).toBe(9);
+    expect(first.stdout).toMatch(new RegExp(`^failed\t${A}/2025/notes\.rtf\t${A}\t2025\tUNSUPPORTED_MEDIA_TYPE\tDocuments of type application/octet-stream are not accepted\.$`, 'm'));
+    expect(first.stdout).toMatch(new RegExp(`^uploaded\t${A}/2025/w2\.pdf\t`, 'm'));
+    expect(storedCounts()).toEqual(new Map([[`${A}/2025/w2.pdf`, 1]]));
+
+    put({ [`${A}/2025/more.rtf`]: 'rtf 2' });
+    mock.deps.requestLog.clear();
+    const again = await sync([]);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toMatch(/more\.rtf is of a type \(\.rtf, sent as application\/octet-stream\) the service does not take: it takes application\/pdf, .* \(learned from the service \(HTTP 415 UNSUPPORTED_MEDIA_TYPE\) on /);
+    expect(requests('POST', /documents$/)).toEqual([]);
   });
 
   it('a folder out of the layout, and a loop of links in the walk; --skip-invalid syncs the rest and exits 9', async () => {

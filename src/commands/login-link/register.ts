@@ -1,4 +1,4 @@
-import { CUSTOM_MESSAGE_MAX_CHARACTERS, CUSTOM_SUBJECT_MAX_CHARACTERS, EXPIRY_HOURS, LOGIN_LINK_PURPOSES } from '../../contract/vocabulary';
+import { EXPIRY_HOURS, LOGIN_LINK_PURPOSES } from '../../contract/vocabulary';
 import { YES_FLAG } from '../yesFlag';
 import type { CommandSpec, FlagSpec } from '../spec';
 import { batchRunFlags, ledgerFlag } from '../../batch/flags';
@@ -21,8 +21,8 @@ const RUN_FLAGS: readonly FlagSpec[] = [
   { flag: '--redirect-url <url>', field: 'redirect_url', help: 'https URL on a domain permitted for your partner account, opened after login' },
   { flag: '--no-notify', field: 'send_notification', help: 'do not email the link to the user' },
   { flag: '--partner-branded', field: 'notification_settings.partner_branded', help: 'send the email with your branding' },
-  { flag: '--custom-subject <text>', field: 'notification_settings.custom_subject', help: 'subject of the email', maxCharacters: CUSTOM_SUBJECT_MAX_CHARACTERS },
-  { flag: '--custom-message <text>', field: 'notification_settings.custom_message', help: 'message in the email', maxCharacters: CUSTOM_MESSAGE_MAX_CHARACTERS },
+  { flag: '--custom-subject <text>', field: 'notification_settings.custom_subject', help: 'subject of the email' },
+  { flag: '--custom-message <text>', field: 'notification_settings.custom_message', help: 'message in the email' },
   { flag: '--no-instructions', field: 'notification_settings.include_instructions', help: 'leave the login instructions out of the email' },
   ...batchRunFlags(LOGIN_LINKS_FILE_NAME),
   { flag: '--reissue-uncertain', help: 'also generate links an interrupted run may already have generated' },

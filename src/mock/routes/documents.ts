@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { DocumentUploadFields, addFieldError, fieldErrors, type Document, type DocumentListItem, type FieldErrors } from '../../contract';
+import { MockDocumentUploadFields, addFieldError, fieldErrors, type Document, type DocumentListItem, type FieldErrors } from '../../contract';
 import { ownedAccount, ownedDocument } from '../access';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
@@ -66,8 +66,8 @@ export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments'
 };
 
 /** Every problem of the form at once: the text fields by the contract's rules, and the file. */
-function validatedUpload(form: ReceivedForm): { fields: z.output<typeof DocumentUploadFields>; file: ReceivedFile } {
-  const parsed = DocumentUploadFields.safeParse(form.fields);
+function validatedUpload(form: ReceivedForm): { fields: z.output<typeof MockDocumentUploadFields>; file: ReceivedFile } {
+  const parsed = MockDocumentUploadFields.safeParse(form.fields);
   const errors: FieldErrors = parsed.success ? {} : fieldErrors(parsed.error);
   for (const [field, messages] of Object.entries(form.errors)) messages.forEach((message) => addFieldError(errors, field, message));
   if (!form.file) addFieldError(errors, 'file', 'is required');
