@@ -6,6 +6,7 @@ import { createOutput, type Output } from '../../output';
 import type { Palette } from '../../output/colors';
 import { writeText } from '../../output/write';
 import { readInputText, sourceName } from '../../batch/input';
+import { RESULT_COLUMNS } from '../../batch/accountInput';
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { ledgerPathOf } from '../../batch/ledger';
 import { ACCOUNTS, readAccountsLedger, type AccountsLedger, type AccountsLedgerView } from '../../batch/ledgers/accounts';
@@ -15,7 +16,7 @@ import { sendTracked } from '../../batch/send';
 import { parseFlagFields } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { problemLines, readImport, refuseImport, type AccountRow } from './importInput';
-import { accountsSession, withAccountsLedger, type AccountsSession } from './ledger';
+import { accountsSession, creationLinksOf, rememberCreationLinks, withAccountsLedger, type AccountsSession, type CreationLink } from './ledger';
 import { importAccounts } from './register';
 
 export interface ImportOptions extends BatchFlags {
@@ -60,8 +61,6 @@ class InvalidRowError extends CliError {
 /** A row the run stopped before sending (Ctrl-C, the day's quota, a refused key). */
 const NOT_SENT = { code: 'NOT_SENT', message: 'the run stopped before this row was sent; run the same command again to send it' };
 
-/** The columns of `--results` and of each `--json` line. */
-export const RESULT_COLUMNS = ['line', 'email', 'status', 'account_id', 'error_code', 'error_message'] as const;
 /** The columns of `--links`: what the service returned at creation, never written anywhere else. */
 const LINK_COLUMNS = ['line', 'email', 'account_id', 'login_link', 'login_link_expires_at', 'spouse_email', 'spouse_login_link', 'spouse_login_link_expires_at'] as const;
 
@@ -108,6 +107,8 @@ interface ImportRun {
   ledger: AccountsLedger;
   results: RecordFile | undefined;
   links: RecordFile | undefined;
+  /** Links returned at creation, for the login-link ledger at the end of the run. */
+  creationLinks: CreationLink[];
 }
 
 /** Accounts import as a batch job: one `POST /accounts` per row, each kept exact in the accounts ledger. */
@@ -147,6 +148,7 @@ function importJob(run: ImportRun): BatchJob<AccountRow, ImportOutcome> {
           spouse_login_link: account.spouse?.login_link ?? null,
           spouse_login_link_expires_at: account.spouse?.login_link_expires_at ?? null,
         });
+        run.creationLinks.push(...creationLinksOf(session, account, row.email, ctx.clock.now()));
         // Without an id (a service that leaves it out) the intent stays open: the next run's 409 names it.
         if (accountId !== null) await ledger.recordAccount('created', { ...fields(row.email), account_id: accountId, source: 'import', intent: sent.intent }, { wait: false });
         return { kind: 'created', item: row, accountId };
@@ -202,8 +204,14 @@ export async function run(ctx: Context, options: ImportOptions): Promise<number>
             `${plan.uncertain} row${plan.uncertain === 1 ? ' was' : 's were'} being sent when an earlier run stopped; sending again (the service's 409 names any account already made).`,
           );
         }
-        const result = await runBatch(ctx, importJob({ ctx, api, session, ledger, results, links }), plan, { concurrency: options.concurrency });
-        return result.exitCode;
+        const creationLinks: CreationLink[] = [];
+        try {
+          const result = await runBatch(ctx, importJob({ ctx, api, session, ledger, results, links, creationLinks }), plan, { concurrency: options.concurrency });
+          return result.exitCode;
+        } finally {
+          // Whatever stopped the run, the links already handed out are made known to renewal.
+          await rememberCreationLinks(ctx, session, creationLinks, options.lockWaitMs);
+        }
       } finally {
         await links?.close();
       }
