@@ -1,6 +1,6 @@
 import type { Context } from '../../types';
 import { EXIT } from '../../errors';
-import { formatDuration, parseDuration } from '../../lib/duration';
+import { bareNumberNote, formatDuration, parseDuration } from '../../lib/duration';
 import { applyObservations, emptySnapshot, type Snapshot } from '../../follow/changes';
 import { observeStatus } from '../../follow/pass';
 import { printChanges } from '../../follow/print';
@@ -21,7 +21,7 @@ const MIN_INTERVAL_MS = parseDuration(MIN_WATCH_INTERVAL)!;
 
 function durationFlag(value: unknown, flag: string, minimumMs: number, rule: string): number {
   const ms = typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || ms < minimumMs) throw flagConflict(`${flag} must be ${rule} (got ${JSON.stringify(String(value))})`);
+  if (ms === undefined || ms < minimumMs) throw flagConflict(`${flag} must be ${rule} (got ${JSON.stringify(String(value))})${typeof value === 'string' ? bareNumberNote(value) : ''}`);
   return ms;
 }
 
