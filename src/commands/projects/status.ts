@@ -4,7 +4,7 @@ import { bareNumberNote, formatDuration, parseDuration } from '../../lib/duratio
 import { applyObservations, emptySnapshot, type Snapshot } from '../../follow/changes';
 import { observeStatus } from '../../follow/pass';
 import { printChanges } from '../../follow/print';
-import { createOutput, dateColumn, freeText, label, type Output } from '../../output';
+import { createOutput, dateColumn, label, wrapped, type Output } from '../../output';
 import { writeText } from '../../output/write';
 import { flagConflict, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -128,7 +128,7 @@ async function printProject(out: Output, project: ProjectStatus): Promise<void> 
   ]);
   if (items.length === 0) return;
   await out.table(
-    [label('Type'), 'Priority', freeText('Description'), dateColumn('Requested')],
+    [label('Type'), 'Priority', wrapped('Description'), dateColumn('Requested')],
     items.map((item) => [format.text(item.type), format.status(item.priority), format.text(item.description), format.date(item.requested_at)]),
     'Outstanding items',
   );
