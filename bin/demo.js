@@ -103,7 +103,14 @@ await cleanUp();
 if (readerGone) {
   process.exitCode = 0;
 } else if (failure === undefined) {
-  process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
+  // Commands that work in a fresh clone (taxprep is on no PATH until `npm link`), each line within 80 columns.
+  process.stdout.write(
+    `\n${bold('Done.')} The mock is stopped and the temporary profile removed.\n` +
+      'Try it yourself, from this folder:\n' +
+      '  npx taxprep serve --mock      # the mock, until Ctrl-C; then in another terminal:\n' +
+      '  npx taxprep health\n' +
+      '(`npm link` first puts taxprep on your PATH, to type it without npx.)\n',
+  );
 } else {
   process.stderr.write(`demo failed: ${failure instanceof Error ? failure.message : String(failure)}\n`);
   process.exitCode = 1;

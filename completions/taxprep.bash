@@ -13,7 +13,7 @@ _taxprep() {
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
     case "$cmd_path/$word" in
-      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/create"|"taxprep/accounts/import"|"taxprep/accounts/get"|"taxprep/login-link"|"taxprep/login-link/renew"|"taxprep/login-link/ledger"|"taxprep/docs"|"taxprep/docs/upload"|"taxprep/docs/sync"|"taxprep/docs/list"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/projects/list"|"taxprep/projects/status"|"taxprep/deliverables"|"taxprep/deliverables/list"|"taxprep/deliverables/get"|"taxprep/status"|"taxprep/watch"|"taxprep/profiles"|"taxprep/profiles/add"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/whoami"|"taxprep/doctor"|"taxprep/api"|"taxprep/serve"|"taxprep/completion"|"taxprep/help"|"taxprep/version") cmd_path="$cmd_path/$word" ;;
+      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/create"|"taxprep/accounts/import"|"taxprep/accounts/get"|"taxprep/accounts/list"|"taxprep/login-link"|"taxprep/login-link/renew"|"taxprep/login-link/ledger"|"taxprep/docs"|"taxprep/docs/upload"|"taxprep/docs/sync"|"taxprep/docs/list"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/projects/list"|"taxprep/projects/status"|"taxprep/deliverables"|"taxprep/deliverables/list"|"taxprep/deliverables/get"|"taxprep/status"|"taxprep/watch"|"taxprep/profiles"|"taxprep/profiles/add"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/whoami"|"taxprep/doctor"|"taxprep/api"|"taxprep/serve"|"taxprep/completion"|"taxprep/help"|"taxprep/version") cmd_path="$cmd_path/$word" ;;
     esac
   done
   # The value of a flag that takes one.
@@ -30,11 +30,11 @@ _taxprep() {
   if [[ "$cur" == -* ]]; then
     case "$cmd_path" in
       "taxprep") COMPREPLY=($(compgen -W "--json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help -V --version" -- "$cur")) ;;
-      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/get"|"taxprep/docs"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/deliverables"|"taxprep/profiles"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/completion"|"taxprep/help"|"taxprep/version") COMPREPLY=($(compgen -W "--json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/health"|"taxprep/accounts"|"taxprep/accounts/get"|"taxprep/accounts/list"|"taxprep/docs"|"taxprep/docs/get"|"taxprep/projects"|"taxprep/deliverables"|"taxprep/profiles"|"taxprep/profiles/list"|"taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove"|"taxprep/completion"|"taxprep/help"|"taxprep/version") COMPREPLY=($(compgen -W "--json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/accounts/create") COMPREPLY=($(compgen -W "--email --first-name --last-name --spouse-email --spouse-first-name --spouse-last-name --no-spouse-invitation -y --yes --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/accounts/import") COMPREPLY=($(compgen -W "--links --results --skip-invalid --dry-run --concurrency --ledger --lock-wait --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/login-link") COMPREPLY=($(compgen -W "--from --restart --user-email --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain -y --yes --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/login-link/renew") COMPREPLY=($(compgen -W "--from --within --dry-run --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain -y --yes --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/login-link/renew") COMPREPLY=($(compgen -W "--from --within --dry-run --renew-unknown --expiry-hours --purpose --redirect-url --no-notify --partner-branded --custom-subject --custom-message --no-instructions --concurrency --ledger --lock-wait --reissue-uncertain -y --yes --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/login-link/ledger") COMPREPLY=($(compgen -W "--ledger --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/docs/upload") COMPREPLY=($(compgen -W "--tax-year --description --allow-duplicate --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/docs/sync") COMPREPLY=($(compgen -W "--manifest --exclude --description --upload-changed --skip-invalid --dry-run --offline --concurrency --ledger --lock-wait --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
@@ -55,7 +55,7 @@ _taxprep() {
   fi
   case "$cmd_path" in
     "taxprep") COMPREPLY=($(compgen -W "health accounts login-link docs projects deliverables status watch profiles whoami doctor api serve completion help version" -- "$cur")) ;;
-    "taxprep/accounts") COMPREPLY=($(compgen -W "create import get" -- "$cur")) ;;
+    "taxprep/accounts") COMPREPLY=($(compgen -W "create import get list" -- "$cur")) ;;
     "taxprep/accounts/import"|"taxprep/docs/upload"|"taxprep/docs/sync") _taxprep_files ;;
     "taxprep/login-link") COMPREPLY=($(compgen -W "renew ledger" -- "$cur")) ;;
     "taxprep/docs") COMPREPLY=($(compgen -W "upload sync list get" -- "$cur")) ;;

@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/accounts/list taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -42,6 +42,7 @@ complete -c taxprep -n '__taxprep_at taxprep' -a version -d 'Print the version, 
 complete -c taxprep -n '__taxprep_at taxprep/accounts' -a create -d 'Create a client account, optionally with one spouse user; prints its login link'
 complete -c taxprep -n '__taxprep_at taxprep/accounts' -a import -d 'Create one account per row of a CSV or NDJSON file; safe to run again'
 complete -c taxprep -n '__taxprep_at taxprep/accounts' -a get -d 'Show an account'
+complete -c taxprep -n '__taxprep_at taxprep/accounts' -a list -d 'List the accounts this machine knows for the service (the service has no account list)'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l email -x -d 'primary holder email (unique across accounts) (required)'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l first-name -x -d 'primary holder first name (required)'
 complete -c taxprep -n '__taxprep_at taxprep/accounts/create' -l last-name -x -d 'primary holder last name (required)'
@@ -60,7 +61,7 @@ complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l ledger -r -F -d
 complete -c taxprep -n '__taxprep_at taxprep/accounts/import' -l lock-wait -x -d 'how long to wait for another run holding the ledger'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -a renew -d 'Regenerate only the links the ledger does not know or that expire soon (for cron)'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -a ledger -d 'List the links the ledger knows, expiring soonest first'
-complete -c taxprep -n '__taxprep_at taxprep/login-link' -l from -r -F -d 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON'
+complete -c taxprep -n '__taxprep_at taxprep/login-link' -l from -r -F -d 'accounts from a file (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import\'s file or results'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -l restart -d 'generate every link again, even if this same batch has an unfinished run to resume'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -l user-email -x -d 'the user the link is for (default: the primary holder; one account only)'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -l expiry-hours -x -d 'hours until the link expires'
@@ -76,9 +77,10 @@ complete -c taxprep -n '__taxprep_at taxprep/login-link' -l ledger -r -F -d 'led
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -l lock-wait -x -d 'how long to wait for another run holding the ledger'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -l reissue-uncertain -d 'also generate links an interrupted run may already have generated'
 complete -c taxprep -n '__taxprep_at taxprep/login-link' -s y -l yes -d 'do not ask before acting (a terminal is asked; a pipe or cron never is)'
-complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l from -r -F -d 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON (required)'
+complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l from -r -F -d 'accounts from a file (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import\'s file or results (required)'
 complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l within -x -d 'renew links expiring within this window: 90m, 24h, 7d'
 complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l dry-run -d 'list what would be generated and why; send nothing'
+complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l renew-unknown -d 'also replace links the ledgers do not know (a terminal asks instead)'
 complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l expiry-hours -x -d 'hours until the link expires'
 complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l purpose -x -a 'initial_access expired_link lost_credentials additional_user support_request' -d 'recorded for audit'
 complete -c taxprep -n '__taxprep_at taxprep/login-link/renew' -l redirect-url -x -d 'https URL on a domain permitted for your partner account, opened after login'
@@ -138,13 +140,13 @@ complete -c taxprep -n '__taxprep_at taxprep/deliverables/list' -l all -d 'follo
 complete -c taxprep -n '__taxprep_at taxprep/deliverables/list' -l max-pages -x -d 'with --all, fail (exit 12) rather than fetch more than this many pages'
 complete -c taxprep -n '__taxprep_at taxprep/deliverables/list' -l ndjson -d 'one JSON document per line, printed as pages arrive'
 complete -c taxprep -n '__taxprep_at taxprep/deliverables/get' -l open -d 'open the view link in the browser'
-complete -c taxprep -n '__taxprep_at taxprep/status' -l accounts -r -F -d 'also these accounts (- for stdin): one id a line, a CSV with an account_id column, or NDJSON, as login-link --from'
+complete -c taxprep -n '__taxprep_at taxprep/status' -l accounts -r -F -d 'also these accounts (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import\'s file or results'
 complete -c taxprep -n '__taxprep_at taxprep/status' -l ledger -r -F -d 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too'
 complete -c taxprep -n '__taxprep_at taxprep/status' -l within -x -d 'login links of the ledger expiring within this window: 90m, 24h, 7d'
 complete -c taxprep -n '__taxprep_at taxprep/status' -l csv -d 'one CSV for a spreadsheet (a row per line of every section)'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l once -d 'one pass, then exit 0; prints nothing when nothing changed (for cron)'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l budget -x -d 'requests allowed, e.g. 20/min or 5/10s; at most 100/min and what the key allows'
-complete -c taxprep -n '__taxprep_at taxprep/watch' -l accounts -r -F -d 'also these accounts (- for stdin): one id a line, a CSV with an account_id column, or NDJSON, as login-link --from'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l accounts -r -F -d 'also these accounts (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import\'s file or results'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l ledger -r -F -d 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l state -r -F -d 'the file that remembers the last look (default: one per profile and base URL in the user state directory)'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l reset-state -d 'forget the last look (even a damaged state file) and record a new baseline'

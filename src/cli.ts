@@ -13,7 +13,7 @@ import { outputFailure } from './output/write';
 import { createIO, terminalColumns } from './io';
 import { jsonFieldsOf } from './output/json';
 import { wrapMessage } from './output/wrap';
-import { durationRule, parseDuration } from './lib/duration';
+import { bareNumberNote, durationRule, parseDuration } from './lib/duration';
 
 type Env = Record<string, string | undefined>;
 
@@ -92,8 +92,8 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
   if (typeof raw.maxResponseSize === 'string') globals.maxResponseSize = raw.maxResponseSize;
   if (typeof raw.timeout === 'string') {
-    const rule = `must be ${durationRule({ bareSeconds: true })}, greater than 0`;
-    const timeoutMs = parseDuration(raw.timeout, { bareSeconds: true }) ?? 0;
+    const rule = `must be ${durationRule()}, greater than 0${bareNumberNote(raw.timeout)}`;
+    const timeoutMs = parseDuration(raw.timeout) ?? 0;
     if (timeoutMs < 1) throw new UsageError(`--timeout ${rule}`, { details: { '--timeout': [rule] } });
     globals.timeoutMs = timeoutMs;
   }

@@ -1,5 +1,5 @@
 import type { ApiResponse } from '../api/types';
-import { ApiError, CliError, MissingCredentialsError, NetworkError } from '../errors';
+import { ApiError, CliError, MissingCredentialsError, NetworkError, NotTheApiError } from '../errors';
 import { crashPoint } from '../lib/crashPoints';
 import type { RateLimitPacer } from './pacer';
 
@@ -17,7 +17,8 @@ export function provablyNotApplied(error: unknown): boolean {
  * cannot be reached. A batch stops starting items and exits with the failure's own code.
  */
 export function isGlobalFailure(error: unknown): boolean {
-  if (error instanceof NetworkError || error instanceof MissingCredentialsError) return true;
+  // A wrong base URL (NotTheApiError) fails every item alike.
+  if (error instanceof NetworkError || error instanceof MissingCredentialsError || error instanceof NotTheApiError) return true;
   return error instanceof ApiError && ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMIT_EXCEEDED'].includes(error.code);
 }
 

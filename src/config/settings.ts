@@ -1,5 +1,5 @@
 import { CONTRACT_API_KEY_HINT, hasApiKeyShape } from '../contract/apiKeys';
-import { BASE_PATH } from '../contract/version';
+import { BASE_PATH, endsInVersion } from '../contract/version';
 import { normalType } from '../contract/uploads';
 import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
 import { MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
@@ -215,7 +215,7 @@ export async function resolveSettings(input: {
 
 /** Whether a base URL ends in the contract's version segment; `profiles add` and `whoami` warn when not. */
 export function baseUrlVersionWarning(baseUrl: string): string | undefined {
-  if (new URL(baseUrl).pathname.replace(/\/+$/, '').endsWith(BASE_PATH)) return undefined;
+  if (endsInVersion(baseUrl)) return undefined;
   return `warning: the base URL ${baseUrl} does not end in ${BASE_PATH}, the service's version segment; requests will likely miss the API (e.g. https://partner-api.example.com${BASE_PATH}).`;
 }
 

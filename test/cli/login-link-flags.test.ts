@@ -62,7 +62,7 @@ describe('login-link flags -> options', () => {
   it('dispatches renew and ledger as subcommands, their flags not taken by the parent', async () => {
     expect(await optionsFor(['login-link', 'renew', '--from', 'c.csv', '--within', '36h', '--dry-run', '--expiry-hours', '72'])).toEqual({
       module: 'renew',
-      options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true },
+      options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true, renewUnknown: false },
     });
     expect(await optionsFor(['login-link', 'renew', '--from', '-'])).toMatchObject({ module: 'renew', options: { withinMs: 24 * 3_600_000, dryRun: false, yes: false } });
     expect(await optionsFor(['login-link', 'renew', '--from', '-', '--yes'])).toMatchObject({ module: 'renew', options: { yes: true } });

@@ -281,8 +281,8 @@ describe('requests without an answer', () => {
 describe('renewal', () => {
   const csv = `account_id,expiry_hours\n${FIRST_ACCOUNT_ID},24\n${FIRST_ACCOUNT_ID + 1},168\n`;
 
-  it('generates unknown links, skips fresh ones, and renews those expiring after the clock advances', async () => {
-    const first = await taxprep(['--json', 'login-link', 'renew', '--from', '-', '--within', '2h'], { stdin: csv });
+  it('generates unknown links (--renew-unknown), skips fresh ones, and renews those expiring after the clock advances', async () => {
+    const first = await taxprep(['--json', 'login-link', 'renew', '--from', '-', '--within', '2h', '--renew-unknown'], { stdin: csv });
     expect(first.exitCode).toBe(0);
     expect(ndjson(first.stdout).map((line) => line.account_id)).toEqual([FIRST_ACCOUNT_ID, FIRST_ACCOUNT_ID + 1]);
 
@@ -322,7 +322,7 @@ describe('renewal', () => {
     await ledger.recordIntent({ origin: new URL(mock.baseUrl).origin, account_id: FIRST_ACCOUNT_ID, user_email: null }, { profile: null, at: new Date() });
     await ledger.close();
 
-    const held = await taxprep(['--json', 'login-link', 'renew', '--from', '-'], { stdin: `${FIRST_ACCOUNT_ID}\n${FIRST_ACCOUNT_ID + 1}\n` });
+    const held = await taxprep(['--json', 'login-link', 'renew', '--from', '-', '--renew-unknown'], { stdin: `${FIRST_ACCOUNT_ID}\n${FIRST_ACCOUNT_ID + 1}\n` });
     expect(held.exitCode).toBe(9);
     const [heldLine, issuedLine] = ndjson(held.stdout);
     expect(heldLine!.error.code).toBe('LINK_STATE_UNCERTAIN');

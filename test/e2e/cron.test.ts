@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
 import { cliCommandLine, makeHome, runCli, runScanned, startCli } from '../helpers/cli';
+import { renewalRecipe } from '../helpers/readmeRecipe';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -103,7 +104,7 @@ describe('overlapping runs', () => {
   it('the second run exits 10 naming the first, sending nothing; after the first ends it finds every link fresh', async () => {
     const idsFile = writeIds(20);
     mock.deps.settings.faults.latencyMs = 100;
-    const renew = ['login-link', 'renew', '--from', idsFile, '--within', '24h', '--concurrency', '1'];
+    const renew = ['login-link', 'renew', '--from', idsFile, '--within', '24h', '--concurrency', '1', '--renew-unknown'];
 
     const first = spawnTaxprep(renew);
     await until(() => existsSync(`${ledgerPath()}.lock`), 'the lock file');
@@ -126,12 +127,10 @@ describe('overlapping runs', () => {
 });
 
 describe("the README's cron recipe, run as cron runs it", () => {
-  /** The recipe's script, word for word but for the two paths a machine chooses: taxprep's and the clients file's. */
   function recipe(clients: string): string {
-    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-renew:[\s\S]*?)```/.exec(readme)?.[1];
+    const script = renewalRecipe(cliCommandLine(), clients);
     expect(script).toBeDefined();
-    return script!.replace('/usr/local/bin/taxprep ', `${cliCommandLine()} `).replace('/srv/taxprep/clients.csv', clients);
+    return script!;
   }
 
   it('is quiet while all is well, adds nothing for fresh clients, keeps the links private and mails what failed', async () => {
@@ -145,6 +144,15 @@ describe("the README's cron recipe, run as cron runs it", () => {
     const cron = () =>
       runScanned(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, stdin: 'ignore', detached: true, files: [join(state, 'links.ndjson'), join(state, 'renew.log')] });
     const links = () => readFileSync(join(state, 'links.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+
+    // Accounts the ledgers do not know are left alone (and mailed) until a person renews them once.
+    const unknown = await cron();
+    expect(unknown.exitCode).toBe(9);
+    expect(String(unknown.stdout)).toContain(`failed: ${FIRST_ACCOUNT_ID} LINK_UNKNOWN`);
+    expect(mock.deps.store.state.loginLinks).toHaveLength(0);
+    const byHand = await runCli(['login-link', 'renew', '--from', clients, '--within', '24h', '--renew-unknown', '--json'], { env: { TAXPREP_PROFILE: 'cron' }, home });
+    expect(byHand.exitCode).toBe(0);
+    writeFileSync(join(state, 'links.ndjson'), byHand.stdout, { mode: 0o600 });
 
     const first = await cron();
     expect([first.exitCode, first.stdout, first.stderr]).toEqual([0, '', '']);
@@ -160,12 +168,14 @@ describe("the README's cron recipe, run as cron runs it", () => {
     expect(failing.exitCode).toBe(9);
     const mail = String(failing.stdout);
     expect(mail).toContain(`taxprep login-link renew exited 9 (see taxprep help exit-codes); this run, also in ${join(state, 'renew.log')}:`);
-    expect(mail).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
+    expect(mail).toContain('failed: 99999 LINK_UNKNOWN');
     const log = readFileSync(join(state, 'renew.log'), 'utf8');
-    expect(log.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ login links: /gm)).toHaveLength(3);
+    expect(log.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ login links: /gm)).toHaveLength(4);
     expect(log).toContain('login links: 0 generated, 1 failed, 2 skipped');
-    expect(log).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
-    expect(links().at(-1)).toMatchObject({ input: { account_id: 99999 }, error: { code: 'ACCOUNT_NOT_FOUND' } });
+    expect(log).toContain('failed: 99999 LINK_UNKNOWN');
+    expect(links().at(-1)).toMatchObject({ input: { account_id: 99999 }, error: { code: 'LINK_UNKNOWN' } });
+    const sent = await runCli(['login-link', 'renew', '--from', clients, '--within', '24h', '--renew-unknown'], { env: { TAXPREP_PROFILE: 'cron' }, home });
+    expect(sent.stderr).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
   });
 
   it('makes a links file that the shell just created for it private, whatever the umask', async () => {

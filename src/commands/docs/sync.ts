@@ -13,7 +13,7 @@ import { DOCUMENTS, DocumentsLedger, DocumentsLedgerView, readDocumentsLedger, t
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { RateLimitPacer } from '../../batch/pacer';
 import { runPool } from '../../batch/pool';
-import { cells, runBatch, type BatchJob } from '../../batch/run';
+import { alignedCells, cells, plainWidth, runBatch, type BatchJob } from '../../batch/run';
 import { sendTracked } from '../../batch/send';
 import { DocumentUploadFields, fieldErrors, pathId, safeDocumentFilename } from '../../contract';
 import { CliError, EXIT, InterruptedError, UsageError } from '../../errors';
@@ -252,21 +252,26 @@ function outcomeJson(outcome: SyncOutcome): unknown {
   }
 }
 
-/** `uploaded  1001/2025/w2.pdf  document 8102  24 B` on a terminal; tab-separated fields in a pipe. */
-function outcomeLine(outcome: SyncOutcome, out: Output, colors: Palette): string {
+/** The widest result word and path of a run: the columns its lines are aligned to on a terminal. */
+function lineWidths(entries: readonly SyncEntry[]): number[] {
+  return [Math.max(...['uploaded', 'skipped', 'conflict', 'failed'].map(plainWidth)), Math.max(0, ...entries.map((entry) => plainWidth(sanitizeLine(entry.relative))))];
+}
+
+/** `uploaded  1001/2025/w2.pdf  document 8102  24 B` on a terminal, aligned to `widths`; tab-separated fields in a pipe. */
+function outcomeLine(outcome: SyncOutcome, out: Output, colors: Palette, widths: readonly number[]): string {
   const tty = out.forPeople;
   const file = outcome.item.planned?.file;
   const where = [sanitizeLine(outcome.item.relative), ...(tty || file === undefined ? [] : [String(file.account_id), String(file.tax_year)])];
   switch (outcome.kind) {
     case 'uploaded': {
       const id = out.format.text(outcome.response.data.id);
-      return cells([tty ? colors.green('uploaded') : 'uploaded', ...where, tty ? `document ${id}` : id, tty ? formatBytes(file?.size ?? 0) : ''], out);
+      return alignedCells([tty ? colors.green('uploaded') : 'uploaded', ...where, tty ? `document ${id}` : id, tty ? formatBytes(file?.size ?? 0) : ''], widths, out);
     }
     case 'skipped':
-      return cells([tty ? colors.dim('skipped') : 'skipped', ...where, tty ? describeDecision(outcome.decision) : outcome.decision.reason, tty ? '' : (outcome.decision.document_id ?? '')], out);
+      return alignedCells([tty ? colors.dim('skipped') : 'skipped', ...where, tty ? describeDecision(outcome.decision) : outcome.decision.reason, tty ? '' : (outcome.decision.document_id ?? '')], widths, out);
     case 'failed': {
       const word = outcome.error.code === 'DOCUMENT_CONFLICT' ? 'conflict' : 'failed';
-      return cells([tty ? colors.red(word) : word, ...where, outcome.error.code, sanitizeLine(outcome.error.message)], out);
+      return alignedCells([tty ? colors.red(word) : word, ...where, outcome.error.code, sanitizeLine(outcome.error.message)], widths, out);
     }
   }
 }
@@ -330,8 +335,10 @@ function checkedContent(file: SyncFile, abort: (error: SyncItemError) => void): 
   };
 }
 
-function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, progress: FileSetProgress): BatchJob<SyncEntry, SyncOutcome> {
+function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, progress: FileSetProgress, entries: readonly SyncEntry[]): BatchJob<SyncEntry, SyncOutcome> {
   const { ctx } = session;
+  // Measured once, at the first line: every entry is known before the run starts.
+  let widths: number[] | undefined;
   return {
     noun: 'documents',
     tally: [
@@ -372,7 +379,7 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
     },
     failed: (item, error) => ({ kind: 'failed', item, error }),
     json: outcomeJson,
-    line: outcomeLine,
+    line: (outcome, out, colors) => outcomeLine(outcome, out, colors, (widths ??= lineWidths(entries))),
     // Content the ledger knows is the normal case of every re-run: counted, listed with --verbose.
     shown: (outcome, context) => context.globals.verbose || !(outcome.kind === 'skipped' && outcome.decision.reason === 'uploaded_before'),
     label: (entry) => sanitizeLine(entry.relative),
@@ -467,7 +474,7 @@ export async function run(ctx: Context, options: SyncOptions): Promise<number> {
       keepFinished: false,
       lines: false,
     });
-    const result = await runBatch(ctx, syncJob(session, api, ledger, progress), { send, settled }, {
+    const result = await runBatch(ctx, syncJob(session, api, ledger, progress, [...send, ...settled.map((outcome) => outcome.item)]), { send, settled }, {
       concurrency: options.concurrency,
       pacer,
       progress: { clear: () => progress.clear(), advance() {}, finish: () => progress.finish() },

@@ -11,7 +11,7 @@ const LINK_RECORD_FIELDS = [
   'notification_sent', 'previous_links_invalidated', 'created_at', 'account_id',
 ] as const;
 
-const FROM_HELP = 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON';
+const FROM_HELP = "accounts from a file (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import's file or results";
 const LEDGER_FLAG = ledgerFlag(LOGIN_LINKS_FILE_NAME);
 
 /** The flags of every link a run generates, and of the run itself: `login-link` and `login-link renew` alike. */
@@ -36,6 +36,7 @@ export const renew: CommandSpec = {
     { flag: '--from <file>', help: FROM_HELP, complete: 'files', required: true },
     { flag: '--within <duration>', help: 'renew links expiring within this window: 90m, 24h, 7d', default: DEFAULT_WINDOW },
     { flag: '--dry-run', help: 'list what would be generated and why; send nothing' },
+    { flag: '--renew-unknown', help: 'also replace links the ledgers do not know (a terminal asks instead)' },
     ...RUN_FLAGS,
   ],
   examples: [
@@ -45,6 +46,8 @@ export const renew: CommandSpec = {
   notes:
     'Renewing a link stops the earlier one from working. On a terminal it first says how many links it\n' +
     'renews and emails, and asks to continue (--yes skips the question; a pipe or cron is never asked).\n' +
+    'Links handed out at account creation are in the ledger. A link the ledgers do not know is replaced\n' +
+    'only when a person says yes at the terminal, or with --renew-unknown; otherwise it fails (exit 9).\n' +
     'A run killed half-way resumes without generating a link twice; only one run works on a ledger at\n' +
     'a time (exit 10 when another holds it). Exit codes to alert on: see `taxprep help exit-codes`.',
   load: () => import('./renew'),

@@ -1,7 +1,7 @@
 import type { ApiClient, ApiResponse } from '../../api/types';
 import { ApiError, EXIT } from '../../errors';
 import { formatDuration } from '../../lib/duration';
-import { createOutput, dateColumn, freeText, label, type Output } from '../../output';
+import { createOutput, dateColumn, freeText, label, wrapped, type Output } from '../../output';
 import { csvRow } from '../../output/csv';
 import { writeText } from '../../output/write';
 import { addOrigin, countFrom, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
@@ -224,7 +224,7 @@ async function printSections(out: Output, document: StatusDocument): Promise<voi
   await section(
     'waiting',
     SECTION_TITLES.waiting,
-    ['Account', 'Project', 'Priority', label('Type', { drop: 1 }), freeText('Outstanding item'), dateColumn('Requested')],
+    ['Account', 'Project', 'Priority', label('Type', { drop: 1 }), wrapped('Outstanding item'), dateColumn('Requested')],
     document.waiting_on_client.map((row) => [
       String(row.account_id),
       String(row.project_id),

@@ -3,7 +3,7 @@ import type { CommandSpec, FlagSpec } from '../spec';
 
 /** The flags `status` and `watch` share: which accounts, and the ledger that names some of them. */
 export const ACCOUNT_FLAGS: readonly FlagSpec[] = [
-  { flag: '--accounts <file>', help: 'also these accounts (- for stdin): one id a line, a CSV with an account_id column, or NDJSON, as login-link --from', complete: 'files' },
+  { flag: '--accounts <file>', help: "also these accounts (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import's file or results", complete: 'files' },
   { flag: '--ledger <path>', help: 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too', complete: 'files' },
 ];
 
