@@ -118,8 +118,8 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
       await note(`watch: the service answered 429 (${pass.rateLimited.code}); pace lowered to ${formatBudget(budget)}`);
     }
     // Cron mails whatever is printed: a quiet --once run in a pipe prints nothing, coverage
-    // included; with changes, the coverage says how complete they are.
-    if (tellsPerson || (options.once && changes.length > 0)) {
+    // included; with changes from part of a look, the coverage says how much was read.
+    if (tellsPerson || (options.once && changes.length > 0 && pass.requests < fullLookRequests(state.snapshot, followed()))) {
       const line = coverage(state, followed(), pass, budget, ctx.clock.now());
       if (ctx.io.stderrIsTTY && !ctx.globals.verbose && !options.once) coverageLine.show(line);
       else await note(line);
