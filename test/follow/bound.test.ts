@@ -65,6 +65,14 @@ function virtualClock(startMs: number, onWait: (fromMs: number, toMs: number) =>
   return clock satisfies Clock;
 }
 
+/** A home of the test's own, with `clients.txt` listing `accounts`; its path. */
+function freshHome(accounts: readonly number[]): string {
+  home = mkdtempSync(join(tmpdir(), 'taxprep-bound-'));
+  const path = join(home, 'clients.txt');
+  writeFileSync(path, `${accounts.join('\n')}\n`);
+  return path;
+}
+
 function options(overrides: Partial<WatchOptions>): WatchOptions {
   return { once: true, budget: { requests: 20, windowMs: 60_000 }, accountsFile: undefined, ledgerPath: undefined, statePath: join(home, 'state.json'), resetState: false, initial: false, ...overrides };
 }
@@ -111,9 +119,7 @@ const FULL_LOOK = 1 + ACCOUNTS.length + 3 * ACCOUNTS.length;
 
 describe('the bound over --once runs', () => {
   it('reports every change of every rank within 1.25 full looks at the budget, when each run can afford an eighth of a look', async () => {
-    home = mkdtempSync(join(tmpdir(), 'taxprep-bound-'));
-    const accountsFile = join(home, 'clients.txt');
-    writeFileSync(accountsFile, `${ACCOUNTS.join('\n')}\n`);
+    const accountsFile = freshHome(ACCOUNTS);
     // 10 a minute, runs a minute apart: each reads 10 of the 81 requests of a full look.
     const budget = { requests: 10, windowMs: 60_000 };
     const boundMs = (1.25 * FULL_LOOK * budget.windowMs) / budget.requests;
@@ -147,9 +153,7 @@ describe('the bound over --once runs', () => {
 
 describe('the bound of a long watch', () => {
   it('at 100/min over 5 accounts, reports each change within 1.25 full looks at the budget', async () => {
-    home = mkdtempSync(join(tmpdir(), 'taxprep-bound-'));
-    const accountsFile = join(home, 'clients.txt');
-    writeFileSync(accountsFile, `${ACCOUNTS.slice(0, 5).join('\n')}\n`);
+    const accountsFile = freshHome(ACCOUNTS.slice(0, 5));
     const budget = { requests: 100, windowMs: 60_000 };
     // One deliverable page, 5 project lists and 15 statuses.
     const boundMs = (1.25 * (1 + 5 + 15) * budget.windowMs) / budget.requests;
@@ -182,9 +186,7 @@ describe('the bound of a long watch', () => {
 
 describe('watch on a terminal', () => {
   it('says what it does at start, dates a change as of its print, and says a coverage whose counts add up', async () => {
-    home = mkdtempSync(join(tmpdir(), 'taxprep-bound-'));
-    const accountsFile = join(home, 'clients.txt');
-    writeFileSync(accountsFile, `${ACCOUNTS.slice(0, 5).join('\n')}\n`);
+    const accountsFile = freshHome(ACCOUNTS.slice(0, 5));
     const budget = { requests: 20, windowMs: 60_000 };
     const startMs = Date.parse('2026-11-25T08:00:00Z');
     // A change ten minutes into the watch: printed then, it was seen "just now", not "in 10 minutes".
