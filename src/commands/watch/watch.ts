@@ -117,6 +117,10 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
       budget.requests = Math.max(1, Math.floor(budget.requests / 2));
       await note(`watch: the service answered 429 (${pass.rateLimited.code}); pace lowered to ${formatBudget(budget)}`);
     }
+    // A person who runs --once twice in a minute is told why the second run read nothing.
+    if (pass.requests === 0 && tellsPerson) {
+      await note(`watch: the budget of ${formatBudget(budget)} is spent by requests of the last ${formatDuration(budget.windowMs)}; nothing was read`);
+    }
     // Cron mails whatever is printed: a quiet --once run in a pipe prints nothing, coverage
     // included; with changes from part of a look, the coverage says how much was read.
     if (tellsPerson || (options.once && changes.length > 0 && pass.requests < fullLookRequests(state.snapshot, followed()))) {
