@@ -5,7 +5,7 @@ import * as z from 'zod';
 import { UsageError } from '../errors';
 import { stageFileAtomically, type StagedFile } from '../lib/files';
 import { appDirectory } from '../lib/paths';
-import { emptySnapshot, type Snapshot } from './changes';
+import { emptySnapshot, type Change, type Snapshot } from './changes';
 
 /**
  * `taxprep watch`'s memory between runs: the last look at the work (a Snapshot), the times of the
@@ -116,11 +116,24 @@ export async function readState(path: string, expected: { baseUrl: string }, opt
 }
 
 /**
- * The state written whole beside its file, 0600, in a directory of its own (0700), put in place
- * by `commit`: watch prints a pass's changes between the two, so that a kill loses none of them.
+ * A pass as watch records it: the state after the pass, and the changes it found, in the order
+ * they are printed, each exactly as `watch --json` prints it.
  */
-export async function stageState(path: string, state: WatchState): Promise<StagedFile> {
+export interface PassRecord {
+  state: WatchState;
+  changes: Change[];
+}
+
+/**
+ * The one durable step that records a pass's changes as seen. The new state is written whole
+ * beside its file (0600, in a directory of its own, 0700); watch prints the changes, then `commit`
+ * puts it in place. A kill before the commit leaves the previous state, so the next run finds the
+ * same changes again: none is lost, and a kill between the print and the commit repeats that
+ * pass's changes once (at least once, never lost). Anything that must hold exactly the changes
+ * recorded as seen belongs in this document, so that it is written by the same rename.
+ */
+export async function stagePass(path: string, record: PassRecord): Promise<StagedFile> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const document = { format: STATE_FORMAT, version: STATE_VERSION, ...state };
+  const document = { format: STATE_FORMAT, version: STATE_VERSION, ...record.state };
   return stageFileAtomically(path, `${JSON.stringify(document)}\n`, { durable: true });
 }

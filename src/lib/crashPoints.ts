@@ -22,6 +22,10 @@ export const CRASH_POINTS = [
   // The mock's durable commit of a request's changes (src/mock/persistence.ts).
   'mock.before-commit',
   'mock.after-commit',
+  // A watch pass (src/commands/watch/watch.ts): its state staged, its changes printed, the state in place.
+  'watch.before-print',
+  'watch.after-print',
+  'watch.after-commit',
 ] as const;
 
 export type CrashPointName = (typeof CRASH_POINTS)[number];

@@ -27,7 +27,9 @@ export const watch: CommandSpec = {
     'With --json each change is one line: {"event", "account_id", "project_id", "deliverable_id"\n' +
     '(deliverables), "item" (outstanding items), "old", "new", "seen_at"}. Events:\n' +
     ['deliverable.', 'project.', 'item.'].map((noun) => `  ${CHANGE_EVENTS.filter((event) => event.startsWith(noun)).join(', ')}\n`).join('') +
-    'Stop with Ctrl-C (exit 130): changes already printed are never printed again. A damaged state\n' +
+    'Stop with Ctrl-C (exit 130): every change printed is recorded, never printed again. A kill\n' +
+    '(kill -9, a crash) between a pass\'s print and its record prints that pass\'s changes once more\n' +
+    'at the next run: a change may repeat once, never be lost. A damaged state\n' +
     'file is refused (exit 2) and left as it is; --reset-state starts again.',
   load: () => import('./watch'),
 };

@@ -7,7 +7,8 @@ import { applyObservations } from '../../follow/changes';
 import { printChanges } from '../../follow/print';
 import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
 import { accountReadAt, formatBudget, parseBudget, DEFAULT_BUDGET, type Budget } from '../../follow/planner';
-import { defaultStatePath, freshState, readState, stageState, type WatchState } from '../../follow/state';
+import { defaultStatePath, freshState, readState, stagePass, type PassRecord, type WatchState } from '../../follow/state';
+import { crashPoint } from '../../lib/crashPoints';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
 
@@ -38,9 +39,9 @@ export function parseOptions(raw: RawInvocation): WatchOptions {
 
 /**
  * `taxprep watch`: passes that each read what the budget allows (see src/follow/), compare it
- * with the last look and print only the changes. Each pass's state is written beside the state
- * file before its changes are printed and put in place right after, so a kill before the print
- * loses nothing (the next run finds the same changes) and one after it repeats nothing.
+ * with the last look and print only the changes, then record them as seen (`printAndRecord`):
+ * every change is printed at least once, and a kill between a print and its commit repeats that
+ * pass's changes once.
  */
 export async function run(ctx: Context, options: WatchOptions): Promise<number> {
   const out = createOutput(ctx);
@@ -85,9 +86,7 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
       sent: sentAt.filter((at) => at > Date.parse(seenAt) - budget.windowMs).map((at) => new Date(at).toISOString()),
       unknown_accounts: { ...state.unknown_accounts, ...Object.fromEntries(newlyUnknown.map(([account, code]) => [String(account), code])) },
     };
-    const staged = await stageState(statePath, state);
-    await printChanges(out, ctx.globals.json, changes);
-    await staged.commit();
+    await printAndRecord(out, ctx.globals.json, statePath, { state, changes });
     baseline = false;
 
     for (const [account, code] of newlyUnknown) {
@@ -113,6 +112,20 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
     if (pass.tasksLeft > 0 && (!options.once || changes.length > 0)) await out.note(freshness(state, sources, pass, options.accountsFile, ctx.clock.now(), budget));
     if (options.once) return EXIT.OK;
   }
+}
+
+/**
+ * A pass's changes printed, then recorded as seen by the one durable step of src/follow/state.ts
+ * (`stagePass`). Printed first: a kill before the commit loses nothing (the next run finds the
+ * same changes) and a kill between the print and the commit repeats them once.
+ */
+async function printAndRecord(out: Output, json: boolean, statePath: string, record: PassRecord): Promise<void> {
+  const staged = await stagePass(statePath, record);
+  crashPoint('watch.before-print');
+  await printChanges(out, json, record.changes);
+  crashPoint('watch.after-print');
+  await staged.commit();
+  crashPoint('watch.after-commit');
 }
 
 async function stopped(out: Output, statePath: string): Promise<number> {
