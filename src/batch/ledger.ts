@@ -122,9 +122,7 @@ export class LedgerAppender {
   append(entry: unknown, options: { wait?: boolean } = {}): Promise<void> {
     const written = new Promise<void>((resolve, reject) => {
       this.queue.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = undefined;
-      });
+      this.flushing ??= this.flush();
     });
     if (options.wait !== false) return written;
     written.catch((error: unknown) => {
@@ -140,6 +138,11 @@ export class LedgerAppender {
     if (this.failure !== undefined) throw this.failure;
   }
 
+  /**
+   * Writes batches until the queue is empty, and says so in the same tick as it sees it empty: a
+   * `.finally` a microtask later left a gap in which a line queued by a concurrent caller found a
+   * flush still marked running, and waited for ever.
+   */
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0);
@@ -152,6 +155,7 @@ export class LedgerAppender {
         for (const item of batch) item.reject(error);
       }
     }
+    this.flushing = undefined;
   }
 }
 

@@ -37,6 +37,10 @@ async function post(hook: Hook, url: string, event: EventEntry, body: string, se
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(secrets, event.id, timestamp, body),
   };
+  // A timer of our own, not AbortSignal.timeout: that one is unref'd, as are undici's, and a
+  // process waiting only on an unanswered request would end (exit 13) instead of timing it out.
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new DOMException('timeout', 'TimeoutError')), hook.timeout_ms);
   try {
     const response = await (await dispatcher()).request({
       origin: new URL(url).origin,
@@ -44,7 +48,7 @@ async function post(hook: Hook, url: string, event: EventEntry, body: string, se
       method: 'POST',
       headers,
       body,
-      signal: AbortSignal.timeout(hook.timeout_ms),
+      signal: timeout.signal,
       headersTimeout: hook.timeout_ms,
       bodyTimeout: hook.timeout_ms,
     });
@@ -60,9 +64,11 @@ async function post(hook: Hook, url: string, event: EventEntry, body: string, se
     return { kind: 'retry', detail: `HTTP ${status}` };
   } catch (error) {
     const name = (error as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) return { kind: 'retry', detail: `no answer within ${formatDuration(hook.timeout_ms)}` };
+    if (timeout.signal.aborted || name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) return { kind: 'retry', detail: `no answer within ${formatDuration(hook.timeout_ms)}` };
     const code = (error as NodeJS.ErrnoException).code;
     return { kind: 'retry', detail: code === undefined ? (error as Error).message : `connection failed (${code})` };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -74,7 +80,6 @@ function runExec(hook: Hook, command: string, event: EventEntry, body: string): 
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), hook.timeout_ms);
     let timedOut = false;
-    timer.unref();
     child.on('error', (error) => {
       clearTimeout(timer);
       resolve({ kind: 'retry', detail: `could not run: ${error.message}` });

@@ -9,7 +9,9 @@ import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
 import { accountReadAt, formatBudget, parseBudget, DEFAULT_BUDGET, type Budget } from '../../follow/planner';
 import { defaultStatePath, freshState, readState, stagePass, type PassRecord, type WatchState } from '../../follow/state';
 import { crashPoint } from '../../lib/crashPoints';
-import type { Context } from '../../types';
+import { openWatchHooks, type WatchHooks } from '../../hooks/watchHooks';
+import type { ApiClient } from '../../api/types';
+import type { Context, ResolvedSettings } from '../../types';
 import type { RawInvocation } from '../types';
 
 export interface WatchOptions {
@@ -49,6 +51,23 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const api = await ctx.api();
   const statePath = options.statePath ?? defaultStatePath(ctx.env, settings.profileName, settings.baseUrl);
   const saved = await readState(statePath, { baseUrl: settings.baseUrl }, { reset: options.resetState });
+  const hooks = await openWatchHooks(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl }, (message) => out.note(message), { background: !options.once, signal: ctx.interrupted() });
+  let finished = false;
+  try {
+    const code = await watchPasses(ctx, options, { out, api, statePath, saved, settings, hooks });
+    finished = code === EXIT.OK;
+    return code;
+  } finally {
+    // --once sends what is due before it exits; a stopped watch leaves it for the next run.
+    await hooks.close({ sweep: finished && options.once });
+  }
+}
+
+async function watchPasses(
+  ctx: Context,
+  options: WatchOptions,
+  { out, api, statePath, saved, settings, hooks }: { out: Output; api: ApiClient; statePath: string; saved: WatchState | undefined; settings: ResolvedSettings; hooks: WatchHooks },
+): Promise<number> {
   const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   let state: WatchState = saved ?? freshState(settings.baseUrl, settings.profileName, ctx.clock.now());
   // The first look is a baseline: recorded, not reported (unless --initial asks for it).
@@ -57,6 +76,8 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const sentAt = state.sent.map(Date.parse).filter(Number.isFinite);
   const signal = ctx.interrupted();
   let notedKeyLimit = false;
+  // The look a pass's changes are found against names their webhook ids (src/hooks/queue.ts).
+  let look = saved?.saved_at ?? 'first look';
 
   for (;;) {
     let pass: PassResult;
@@ -86,7 +107,9 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
       sent: sentAt.filter((at) => at > Date.parse(seenAt) - budget.windowMs).map((at) => new Date(at).toISOString()),
       unknown_accounts: { ...state.unknown_accounts, ...Object.fromEntries(newlyUnknown.map(([account, code]) => [String(account), code])) },
     };
+    await hooks.queue(changes, look);
     await printAndRecord(out, ctx.globals.json, statePath, { state, changes });
+    look = state.saved_at;
     baseline = false;
 
     for (const [account, code] of newlyUnknown) {

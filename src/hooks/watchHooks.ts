@@ -1,0 +1,84 @@
+import { acquireLedgerLock } from '../batch/lock';
+import { OUTBOX, Outbox, defaultOutboxPath } from '../batch/ledgers/outbox';
+import type { Change } from '../follow/changes';
+import { crashPoint } from '../lib/crashPoints';
+import { sanitizeLine } from '../output/sanitize';
+import type { Clock, Context } from '../types';
+import { Deliverer } from './deliverer';
+import { eventsFor } from './queue';
+import { defaultHooksPath, inScope, readHooks, type Scope } from './store';
+
+/** How long watch waits for the outbox's lock before exit 10 (another watch of this profile runs). */
+const LOCK_WAIT_MS = 2_000;
+
+/**
+ * What `watch` does for hooks: it holds the outbox's lock for its whole run (one watch per profile
+ * and base URL: a second one exits 10), queues each pass's changes for every enabled matching hook
+ * before recording them as seen, and delivers as deliveries fall due (a running watch in the
+ * background, `--once` before it exits).
+ */
+export interface WatchHooks {
+  /** Queues a pass's changes, durable when it resolves; `look` names the state they were found against. */
+  queue(changes: readonly Change[], look: string): Promise<void>;
+  /** Stops delivering (after a last sweep with `--once`), closes the outbox and releases the lock. */
+  close(options: { sweep: boolean }): Promise<void>;
+}
+
+export async function openWatchHooks(ctx: Pick<Context, 'env' | 'clock'>, scope: Scope, note: (message: string) => Promise<void>, options: { background: boolean; signal: AbortSignal }): Promise<WatchHooks> {
+  const hooksPath = defaultHooksPath(ctx.env);
+  const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
+  // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
+  await readHooks(hooksPath);
+  const lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
+  let outbox: Outbox;
+  try {
+    outbox = await Outbox.open(outboxPath);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note });
+  const stop = new AbortController();
+  const stopping = AbortSignal.any([stop.signal, options.signal]);
+  let wake = new AbortController();
+  const background = options.background ? deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, note) : Promise.resolve();
+
+  return {
+    async queue(changes, look) {
+      if (changes.length === 0) return;
+      const hooks = (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope));
+      await outbox.queue(eventsFor(changes, hooks, scope, look, ctx.clock.now()));
+      crashPoint('hooks.after-queue');
+      wake.abort();
+      wake = new AbortController();
+    },
+    async close({ sweep }) {
+      stop.abort();
+      try {
+        await background;
+        if (sweep) await deliverer.sweep(options.signal);
+      } finally {
+        await deliverer.close();
+        await outbox.close();
+        await lock.release();
+      }
+    },
+  };
+}
+
+/** Sends what falls due until stopped: woken by each queued pass, else asleep until the next due time. */
+async function deliverInBackground(deliverer: Deliverer, clock: Clock, signal: AbortSignal, wakeSignal: () => AbortSignal, note: (message: string) => Promise<void>): Promise<void> {
+  while (!signal.aborted) {
+    let waitMs: number;
+    try {
+      const { nextDueMs } = await deliverer.sweep(signal);
+      waitMs = nextDueMs === undefined ? 60_000 : Math.max(0, nextDueMs - clock.now().getTime());
+    } catch (error) {
+      if (signal.aborted) return;
+      await note(`hooks: delivery paused (${sanitizeLine((error as Error).message)}); trying again in 30s`);
+      waitMs = 30_000;
+    }
+    // Woken early by a newly queued pass; re-reading the hooks every minute picks up an `enable`.
+    await clock.sleep(Math.min(waitMs, 60_000), AbortSignal.any([signal, wakeSignal()])).catch(() => undefined);
+  }
+}
