@@ -41,6 +41,7 @@ const StateFile = z.object({
   saved_at: z.string(),
   snapshot: z.object({
     deliverables_read_at: z.string().optional(),
+    deliverable_pages_read_at: z.array(z.string()).optional(),
     deliverables: z.record(
       Id,
       z.object({ project_id: Nullable(z.number()), account_id: Nullable(z.number()), status: Nullable(z.string()), title: Nullable(z.string()), expires_at: Nullable(z.string()) }),

@@ -145,30 +145,38 @@ describe('watch and the rate limit', () => {
   });
 });
 
-describe('a killed watch', () => {
-  it('never loses or repeats a change: what it printed and what the next run prints are exactly the changes', async () => {
-    const clients = accountsFile();
-    const watchArgs = ['--json', 'watch', '--budget', '100/min', '--accounts', clients];
-    const { child, printed } = await spawnWatch(watchArgs);
+describe('a watch killed at its named crash points (TAXPREP_TEST_CRASH_AT)', () => {
+  /** A baseline, the moves, then a run killed at `point`: what it printed, and the expected changes. */
+  async function killedAt(point: string) {
+    const once = ['watch', '--once', '--budget', '100/min', '--json', '--accounts', accountsFile()];
+    expect((await taxprep(once)).exitCode).toBe(0);
+    const expected = sortChanges(await moveThings());
+    const killed = await runCli(once, { env: { ...env(), TAXPREP_TEST_CRASH_AT: point }, home });
+    // -1: ended by a signal (SIGKILL), not by an exit.
+    expect(killed.exitCode).toBe(-1);
+    return { once, expected, printed: sortChanges(ndjson(killed.stdout).map(withoutTime)) };
+  }
 
-    const expected = await moveThings();
-    // Slow answers, so that the kill lands while a pass is reading.
-    mock.deps.settings.faults.latencyMs = 30;
-    await until(() => ndjson(printed()).length > 0, 'a first change');
-    await control('/projects/5004', { status: 'completed', progress_percentage: 100 });
-    expected.push(
-      { event: 'project.status', account_id: 1002, project_id: 5004, old: 'in_review', new: 'completed' },
-      { event: 'project.progress', account_id: 1002, project_id: 5004, old: 90, new: 100 },
-    );
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    child.kill('SIGKILL');
-    await child;
+  it('before the print: nothing printed, nothing recorded; the next run reports every change', async () => {
+    const { once, expected, printed } = await killedAt('watch.before-print');
+    expect(printed).toEqual([]);
+    const next = await taxprep(once);
+    expect(sortChanges(ndjson(next.stdout).map(withoutTime))).toEqual(expected);
+    expect((await taxprep(once)).stdout).toBe('');
+  });
 
-    mock.deps.settings.faults.latencyMs = 0;
-    const next = await taxprep(['watch', '--once', '--budget', '100/min', '--json', '--accounts', clients]);
-    expect(next.exitCode).toBe(0);
-    const all = [...ndjson(printed()), ...ndjson(next.stdout)].map(withoutTime);
-    expect(sortChanges(all)).toEqual(sortChanges(expected));
+  it('between the print and the commit: the changes printed are printed once more by the next run, then never', async () => {
+    const { once, expected, printed } = await killedAt('watch.after-print');
+    expect(printed).toEqual(expected);
+    const next = await taxprep(once);
+    expect(sortChanges(ndjson(next.stdout).map(withoutTime))).toEqual(expected);
+    expect((await taxprep(once)).stdout).toBe('');
+  });
+
+  it('after the commit: the changes printed are recorded; the next run prints nothing', async () => {
+    const { once, expected, printed } = await killedAt('watch.after-commit');
+    expect(printed).toEqual(expected);
+    expect(await taxprep(once)).toEqual({ exitCode: 0, stdout: '', stderr: '' });
   });
 });
 
