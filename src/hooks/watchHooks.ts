@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { acquireLedgerLock } from '../batch/lock';
 import { OUTBOX, Outbox, defaultOutboxPath } from '../batch/ledgers/outbox';
 import type { Change } from '../follow/changes';
@@ -14,17 +15,25 @@ const LOCK_WAIT_MS = 2_000;
 /**
  * What `watch` does for hooks: it holds the outbox's lock for its whole run (one watch per profile
  * and base URL: a second one exits 10), queues each pass's changes for every enabled matching hook
- * before recording them as seen, and delivers as deliveries fall due (a running watch in the
- * background, `--once` before it exits).
+ * under the pass's id before the state that names that pass is recorded, marks the pass committed
+ * after, and delivers as deliveries fall due (a running watch in the background, `--once` before
+ * it exits).
  */
 export interface WatchHooks {
-  /** Queues a pass's changes, durable when it resolves; `look` names the state they were found against. */
-  queue(changes: readonly Change[], look: string): Promise<void>;
+  /** Queues a pass's changes, durable when it resolves; returns the pass id the state must name (`outbox_pass`). */
+  queue(changes: readonly Change[]): Promise<string | undefined>;
+  /** The state naming `pass` is recorded: its changes may be sent. */
+  committed(pass: string | undefined): Promise<void>;
   /** Stops delivering (after a last sweep with `--once`), closes the outbox and releases the lock. */
   close(options: { sweep: boolean }): Promise<void>;
 }
 
-export async function openWatchHooks(ctx: Pick<Context, 'env' | 'clock'>, scope: Scope, note: (message: string) => Promise<void>, options: { background: boolean; signal: AbortSignal }): Promise<WatchHooks> {
+export async function openWatchHooks(
+  ctx: Pick<Context, 'env' | 'clock'>,
+  scope: Scope,
+  note: (message: string) => Promise<void>,
+  options: { background: boolean; signal: AbortSignal; recordedPass: string | undefined },
+): Promise<WatchHooks> {
   const hooksPath = defaultHooksPath(ctx.env);
   const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
   // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
@@ -33,6 +42,8 @@ export async function openWatchHooks(ctx: Pick<Context, 'env' | 'clock'>, scope:
   let outbox: Outbox;
   try {
     outbox = await Outbox.open(outboxPath);
+    // A watch killed between queueing a pass and recording it: the state says whether it was recorded.
+    for (const pass of outbox.unsettledPasses()) await outbox.settlePass(pass, pass === options.recordedPass ? 'committed' : 'dropped', ctx.clock.now());
   } catch (error) {
     await lock.release();
     throw error;
@@ -44,11 +55,17 @@ export async function openWatchHooks(ctx: Pick<Context, 'env' | 'clock'>, scope:
   const background = options.background ? deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, note) : Promise.resolve();
 
   return {
-    async queue(changes, look) {
-      if (changes.length === 0) return;
-      const hooks = (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope));
-      await outbox.queue(eventsFor(changes, hooks, scope, look, ctx.clock.now()));
+    async queue(changes) {
+      const hooks = (await readHooks(hooksPath)).filter((hook) => hook.enabled && inScope(hook, scope));
+      const events = eventsFor(changes, hooks, randomUUID(), ctx.clock.now()).filter((event) => event.hooks.length > 0);
+      if (events.length === 0) return undefined;
+      await outbox.queue(events);
       crashPoint('hooks.after-queue');
+      return events[0]!.pass;
+    },
+    async committed(pass) {
+      if (pass === undefined) return;
+      await outbox.settlePass(pass, 'committed', ctx.clock.now());
       wake.abort();
       wake = new AbortController();
     },

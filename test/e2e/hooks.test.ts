@@ -221,12 +221,17 @@ describe('a watch killed at any moment', () => {
     target.secrets.push(hook.secret);
     expect((await taxprep(['watch', '--once', '--budget', '100/min', '--accounts', clients])).exitCode).toBe(0);
 
-    // Killed right after queueing a pass's changes, before recording them as seen.
-    await control('/projects/5001/outstanding-items', { type: 'client_request', description: 'item crash-point', priority: 'low' });
-    const crashed = await runCli(['watch', '--once', '--budget', '100/min', '--accounts', clients], { env: { ...env(), TAXPREP_TEST_CRASH_AT: 'hooks.after-queue' }, home });
-    expect(crashed.exitCode).not.toBe(0);
+    // Killed right after queueing a pass's changes, before recording them as seen; and right
+    // after recording them, before the outbox hears that they were.
+    const descriptions: string[] = [];
+    for (const point of ['hooks.after-queue', 'watch.after-commit']) {
+      const description = `item at ${point}`;
+      descriptions.push(description);
+      await control('/projects/5001/outstanding-items', { type: 'client_request', description, priority: 'low' });
+      const crashed = await runCli(['watch', '--once', '--budget', '100/min', '--accounts', clients], { env: { ...env(), TAXPREP_TEST_CRASH_AT: point }, home });
+      expect(crashed.exitCode).not.toBe(0);
+    }
 
-    const descriptions = ['item crash-point'];
     mock.deps.settings.faults.latencyMs = 20;
     for (let round = 0; round < 5; round += 1) {
       const child = spawnWatch(['watch', '--budget', '100/min', '--accounts', clients]);
@@ -249,9 +254,12 @@ describe('a watch killed at any moment', () => {
     expect(JSON.parse(pending.stdout).deliveries).toEqual([]);
     const outbox = join(home, '.local', 'share', 'taxprep', 'outbox');
     const lines = readFileSync(join(outbox, readdirSync(outbox).find((name) => name.endsWith('.ndjson'))!), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
-    const queued = lines.filter((line) => line.type === 'event');
-    // The change queued before the crash point was found again and kept its id: queued once.
-    expect(queued.filter((line) => line.body.includes('item crash-point'))).toHaveLength(1);
+    // Each change reached the receiver under one id only (the pass killed before its record was dropped, never sent).
+    for (const description of descriptions) {
+      const ids = new Set(target.received.filter((request) => request.body.includes(`"${description}"`) && request.body.includes('item.appeared')).map((request) => request.id));
+      expect(ids.size, description).toBe(1);
+    }
+    expect(lines.filter((line) => line.type === 'pass').map((line) => line.result)).toContain('dropped');
   }, 120_000);
 });
 

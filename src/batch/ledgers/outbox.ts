@@ -9,11 +9,17 @@ import { appDirectory } from '../../lib/paths';
  * matched, with the exact body every attempt signs; an `attempt` line records an attempt's
  * outcome and when the next is due; a `redeliver` line makes a delivery due again from the start
  * of its schedule. One file per profile and base URL, as hooks and watch state are.
+ *
+ * A watch pass queues its changes under its `pass` id before its state is recorded, and the state
+ * names that pass (`outbox_pass`) in the same rename that records the changes as seen; a `pass`
+ * line then says `committed`. A pass killed before its state was recorded is `dropped` by the next
+ * watch (which finds those changes again, in a pass of its own): so a change is never lost, never
+ * sent under two ids, and nothing of a pass is sent before it is committed.
  */
 export const OUTBOX: LedgerKind = {
   label: 'webhook outbox',
   fileName: 'outbox.ndjson',
-  types: ['event', 'attempt', 'redeliver'],
+  types: ['event', 'attempt', 'redeliver', 'pass'],
   damagedHint: 'deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time',
 };
 
@@ -34,6 +40,15 @@ export interface EventEntry {
   body: string;
   /** When the change was seen (the body's `timestamp`). */
   seen_at: string;
+  /** The watch pass that queued it; absent once the pass is committed (compaction drops it). */
+  pass?: string;
+  at: string;
+}
+
+export interface PassEntry {
+  type: 'pass';
+  pass: string;
+  result: 'committed' | 'dropped';
   at: string;
 }
 
@@ -60,7 +75,7 @@ export interface RedeliverEntry {
   at: string;
 }
 
-export type OutboxEntry = EventEntry | AttemptEntry | RedeliverEntry;
+export type OutboxEntry = EventEntry | AttemptEntry | RedeliverEntry | PassEntry;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -92,6 +107,8 @@ export class OutboxView extends LedgerState<OutboxEntry> {
   private readonly events = new Map<string, EventEntry>();
   /** In the order queued: an `--ordered` hook is sent its deliveries in this order. */
   protected readonly deliveries = new Map<string, Delivery>();
+  /** Passes queued and not yet committed or dropped, with their events. */
+  private readonly openPasses = new Map<string, EventEntry[]>();
   /** Per hook, when it began to fail every attempt (since its last success). */
   private readonly failingSince = new Map<string, number>();
 
@@ -105,6 +122,10 @@ export class OutboxView extends LedgerState<OutboxEntry> {
         // A change detected again after a kill before its state was recorded carries the same id: queued once.
         if (this.events.has(entry.id)) return;
         this.events.set(entry.id, entry);
+        if (entry.pass !== undefined) {
+          const open = this.openPasses.get(entry.pass) ?? [];
+          this.openPasses.set(entry.pass, [...open, entry]);
+        }
         for (const hook of entry.hooks) {
           this.deliveries.set(deliveryKey(entry.id, hook), {
             key: deliveryKey(entry.id, hook),
@@ -134,6 +155,18 @@ export class OutboxView extends LedgerState<OutboxEntry> {
         else if (!this.failingSince.has(entry.hook)) this.failingSince.set(entry.hook, Date.parse(entry.at));
         return;
       }
+      case 'pass': {
+        for (const event of this.openPasses.get(entry.pass) ?? []) {
+          if (entry.result === 'committed') {
+            delete event.pass;
+            continue;
+          }
+          this.events.delete(event.id);
+          for (const hook of event.hooks) this.deliveries.delete(deliveryKey(event.id, hook));
+        }
+        this.openPasses.delete(entry.pass);
+        return;
+      }
       case 'redeliver': {
         const event = this.events.get(entry.id);
         if (event === undefined) return;
@@ -150,6 +183,7 @@ export class OutboxView extends LedgerState<OutboxEntry> {
   protected liveEntries(): OutboxEntry[] {
     const cutoff = Date.now() - DELIVERED_KEPT_MS;
     const live: OutboxEntry[] = [];
+    // Events of an open pass keep their `pass`: compaction runs only when a watch opens the outbox, after settling.
     for (const event of this.events.values()) {
       const deliveries = event.hooks.map((hook) => this.deliveries.get(deliveryKey(event.id, hook))!);
       if (deliveries.every((delivery) => delivery.status === 'delivered' && Date.parse(delivery.updated_at) < cutoff)) {
@@ -167,12 +201,19 @@ export class OutboxView extends LedgerState<OutboxEntry> {
     return this.failingSince.get(hook);
   }
 
-  all(): IterableIterator<Delivery> {
-    return this.deliveries.values();
+  /** Deliveries of committed changes (a pass not yet recorded as seen sends nothing). */
+  *all(): IterableIterator<Delivery> {
+    for (const delivery of this.deliveries.values()) if (delivery.event.pass === undefined) yield delivery;
+  }
+
+  /** Passes queued and neither committed nor dropped: a watch was killed between queueing and recording them. */
+  unsettledPasses(): string[] {
+    return [...this.openPasses.keys()];
   }
 
   get(key: string): Delivery | undefined {
-    return this.deliveries.get(key);
+    const delivery = this.deliveries.get(key);
+    return delivery?.event.pass === undefined ? delivery : undefined;
   }
 
   hasEvent(id: string): boolean {
@@ -182,11 +223,11 @@ export class OutboxView extends LedgerState<OutboxEntry> {
   /** Deliveries of one webhook-id (every hook it was queued for). */
   ofEvent(id: string): Delivery[] {
     const event = this.events.get(id);
-    return event === undefined ? [] : event.hooks.map((hook) => this.deliveries.get(deliveryKey(id, hook))!);
+    return event === undefined || event.pass !== undefined ? [] : event.hooks.map((hook) => this.deliveries.get(deliveryKey(id, hook))!);
   }
 
   eventsSince(sinceMs: number): EventEntry[] {
-    return [...this.events.values()].filter((event) => Date.parse(event.seen_at) >= sinceMs);
+    return [...this.events.values()].filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
   }
 }
 
@@ -206,6 +247,11 @@ export class Outbox extends OutboxView {
   async queue(events: Array<Omit<EventEntry, 'type'>>): Promise<void> {
     const fresh = events.filter((event) => event.hooks.length > 0 && !this.hasEvent(event.id));
     await Promise.all(fresh.map((event) => this.append({ type: 'event', ...event })));
+  }
+
+  /** The pass's state is recorded (committed), or was never recorded and its changes will be found again (dropped). */
+  settlePass(pass: string, result: PassEntry['result'], at: Date): Promise<void> {
+    return this.append({ type: 'pass', pass, result, at: at.toISOString() });
   }
 
   recordAttempt(entry: Omit<AttemptEntry, 'type'>): Promise<void> {

@@ -51,7 +51,7 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const api = await ctx.api();
   const statePath = options.statePath ?? defaultStatePath(ctx.env, settings.profileName, settings.baseUrl);
   const saved = await readState(statePath, { baseUrl: settings.baseUrl }, { reset: options.resetState });
-  const hooks = await openWatchHooks(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl }, (message) => createOutput(ctx).note(message), { background: !options.once, signal: ctx.interrupted() });
+  const hooks = await openWatchHooks(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl }, (message) => createOutput(ctx).note(message), { background: !options.once, signal: ctx.interrupted(), recordedPass: saved?.outbox_pass });
   let finished = false;
   try {
     const code = await watchPasses(ctx, options, { api, statePath, saved, settings, hooks });
@@ -85,8 +85,6 @@ async function watchPasses(
   };
   const followed = () => [...sources.origins.keys()].filter((account) => !(account in state.unknown_accounts));
   let notedKeyLimit = false;
-  // The look a pass's changes are found against names their webhook ids (src/hooks/queue.ts).
-  let look = saved?.saved_at ?? 'first look';
 
   if (tellsPerson) await note(opening(state, followed(), sources, options, baseline || saved === undefined, budget));
   for (;;) {
@@ -119,9 +117,11 @@ async function watchPasses(
       unknown_accounts: { ...state.unknown_accounts, ...Object.fromEntries(newlyUnknown.map(([account, code]) => [String(account), code])) },
     };
     if (changes.length > 0) coverageLine.end();
-    await hooks.queue(changes, look);
+    // Queued for the hooks first, under a pass the state names: recorded as seen by the same rename.
+    const outboxPass = await hooks.queue(changes);
+    state = { ...state, outbox_pass: outboxPass };
     await printAndRecord(createOutput(ctx), ctx.globals.json, statePath, { state, changes });
-    look = state.saved_at;
+    await hooks.committed(outboxPass);
     // After the first pass, what is read for the first time is still recorded, not reported (see applyObservations).
     baseline = false;
 
