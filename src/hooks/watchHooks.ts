@@ -22,7 +22,7 @@ const LOCK_WAIT_MS = 2_000;
 export interface WatchHooks {
   /** Queues a pass's changes, durable when it resolves; returns the pass id the state must name (`outbox_pass`). */
   queue(changes: readonly Change[]): Promise<string | undefined>;
-  /** The state naming `pass` is recorded: its changes may be sent. */
+  /** The state naming `pass` is recorded (undefined: a pass that queued nothing): its changes may be sent. */
   committed(pass: string | undefined): Promise<void>;
   /** Stops delivering (after a last sweep with `--once`), closes the outbox and releases the lock. */
   close(options: { sweep: boolean }): Promise<void>;
@@ -64,8 +64,8 @@ export async function openWatchHooks(
       return events[0]!.pass;
     },
     async committed(pass) {
-      if (pass === undefined) return;
-      await outbox.settlePass(pass, 'committed', ctx.clock.now());
+      if (pass !== undefined) await outbox.settlePass(pass, 'committed', ctx.clock.now());
+      // Every pass wakes the sender: new deliveries, or a hook added or enabled since.
       wake.abort();
       wake = new AbortController();
     },
@@ -83,19 +83,20 @@ export async function openWatchHooks(
   };
 }
 
-/** Sends what falls due until stopped: woken by each queued pass, else asleep until the next due time. */
+/** Sends what falls due until stopped: woken by each pass, else asleep until the next due time. */
 async function deliverInBackground(deliverer: Deliverer, clock: Clock, signal: AbortSignal, wakeSignal: () => AbortSignal, note: (message: string) => Promise<void>): Promise<void> {
   while (!signal.aborted) {
-    let waitMs: number;
+    let waitMs: number | undefined;
     try {
       const { nextDueMs } = await deliverer.sweep(signal);
-      waitMs = nextDueMs === undefined ? 60_000 : Math.max(0, nextDueMs - clock.now().getTime());
+      waitMs = nextDueMs === undefined ? undefined : Math.max(0, nextDueMs - clock.now().getTime());
     } catch (error) {
       if (signal.aborted) return;
-      await note(`hooks: delivery paused (${sanitizeLine((error as Error).message)}); trying again in 30s`);
-      waitMs = 30_000;
+      await note(`hooks: delivery paused (${sanitizeLine((error as Error).message)}); trying again at the next pass`);
     }
-    // Woken early by a newly queued pass; re-reading the hooks every minute picks up an `enable`.
-    await clock.sleep(Math.min(waitMs, 60_000), AbortSignal.any([signal, wakeSignal()])).catch(() => undefined);
+    const until = AbortSignal.any([signal, wakeSignal()]);
+    // Nothing due later: only the next pass (or the end) wakes it, so an idle watch sets no timer.
+    if (waitMs === undefined) await new Promise((resolve) => (until.aborted ? resolve(undefined) : until.addEventListener('abort', resolve, { once: true })));
+    else await clock.sleep(waitMs, until).catch(() => undefined);
   }
 }

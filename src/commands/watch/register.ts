@@ -30,6 +30,9 @@ export const watch: CommandSpec = {
     'Stop with Ctrl-C (exit 130): every change printed is recorded, never printed again. A kill\n' +
     '(kill -9, a crash) between a pass\'s print and its record prints that pass\'s changes once more\n' +
     'at the next run: a change may repeat once, never be lost. A damaged state\n' +
-    'file is refused (exit 2) and left as it is; --reset-state starts again.',
+    'file is refused (exit 2) and left as it is; --reset-state starts again.\n' +
+    'Hooks (taxprep hooks add) get every change as a signed POST or a command, at least once: a\n' +
+    'running watch delivers as deliveries fall due, --once before it exits. One watch per profile\n' +
+    'and base URL at a time (a second exits 10).',
   load: () => import('./watch'),
 };
