@@ -194,6 +194,10 @@ describe('watch delivers every change to every matching hook', () => {
     expect(changesOf(limited.received).map((change) => change.type)).toContain('deliverable.status');
     expect(changesOf(limited.received).every((change) => change.type.startsWith('deliverable.'))).toBe(true);
     expect(gone.received).toHaveLength(1);
+    const status = JSON.parse((await taxprep(['status', '--json', '--accounts', clients])).stdout);
+    expect(status.hooks_needing_attention).toEqual([{ hook: hooks.gone.id, target: gone.url, problem: expect.stringMatching(/^disabled \(the receiver answered 410 Gone/) }]);
+    const doctor = await taxprep(['doctor', '--offline']);
+    expect(doctor.stdout).toContain(`${hooks.gone.id} (${gone.url}) is disabled`);
     const list = JSON.parse((await taxprep(['hooks', 'list', '--json'])).stdout).hooks;
     expect(list.find((hook: { id: string }) => hook.id === hooks.gone.id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining('410') });
     const execBodies = readFileSync(execLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { data: unknown });
