@@ -254,8 +254,14 @@ export class Outbox extends OutboxView {
     return this.append({ type: 'pass', pass, result, at: at.toISOString() });
   }
 
+  /**
+   * Records an attempt's outcome without waiting for the disk (it goes out with the next group
+   * commit, in order; `close` reports a failed write): losing it to a crash only sends that
+   * delivery again under its same id, which at least once allows, and waiting for an fdatasync per
+   * answer would cap delivery at the disk's sync rate.
+   */
   recordAttempt(entry: Omit<AttemptEntry, 'type'>): Promise<void> {
-    return this.append({ type: 'attempt', ...entry });
+    return this.append({ type: 'attempt', ...entry }, { wait: false });
   }
 
   /** Makes a delivery due now from the start of its schedule; with a hook it was not queued for, adds it. */
