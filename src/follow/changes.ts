@@ -126,7 +126,9 @@ export function applyObservations(
   options: { baseline: boolean; initial?: boolean },
 ): { after: Snapshot; changes: Change[] } {
   const initial = options.initial === true;
-  const after: Snapshot = structuredClone(before);
+  // Entries are replaced, never changed in place: copies of the records are enough (a deep copy
+  // of thousands of projects on every pass was most of a long watch's time).
+  const after: Snapshot = { ...before, deliverables: { ...before.deliverables }, projects: { ...before.projects }, accounts: { ...before.accounts } };
   const changes: Change[] = [];
   const report = (change: Omit<Change, 'seen_at'>) => {
     if (!options.baseline) changes.push({ ...change, seen_at: seenAt });

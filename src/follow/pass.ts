@@ -96,6 +96,7 @@ export async function runPass(input: PassInput): Promise<PassResult> {
         planned.add(key);
         return fresh;
       });
+      if (next.length === 0) continue;
       const moved = new Set(next.map(taskKey));
       tasks.splice(0, tasks.length, ...next, ...tasks.filter((later) => !moved.has(taskKey(later))));
     }

@@ -84,7 +84,8 @@ export function planTasks(snapshot: Snapshot, accounts: readonly number[]): Arra
     if (project.account_id !== null && !covered.has(project.account_id)) continue;
     tasks.push({ kind: 'status', project_id: Number(id), account_id: project.account_id, readAt: project.checked_at ?? '' });
   }
-  return tasks.sort((a, b) => a.readAt.localeCompare(b.readAt) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || idOf(a) - idOf(b));
+  // ISO times of one format: compared as plain strings (localeCompare is many times slower over thousands).
+  return tasks.sort((a, b) => compareText(a.readAt, b.readAt) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || idOf(a) - idOf(b));
 }
 
 /** The accounts a full look covers: those given, and those the known deliverables name. */
@@ -92,6 +93,10 @@ export function coveredAccounts(snapshot: Snapshot, accounts: readonly number[])
   const covered = new Set(accounts);
   for (const deliverable of Object.values(snapshot.deliverables)) if (deliverable.account_id !== null) covered.add(deliverable.account_id);
   return new Set([...covered].sort((a, b) => a - b));
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function idOf(task: Task): number {

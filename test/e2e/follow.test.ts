@@ -228,10 +228,15 @@ describe('taxprep status', () => {
       '5001 low',
     ]);
     expect(document.accounts).toEqual({ looked_at: 6, from_deliverables: 4, from_file: 7, from_ledgers: 0, not_covered: [{ account_id: 999999, code: 'ACCOUNT_NOT_FOUND' }] });
+    // When each section read the service: the deliverable list first, then the accounts' projects.
+    expect(Date.parse(document.read_at.deliverables_ready)).toBeLessThanOrEqual(Date.parse(document.read_at.waiting_on_client));
+    expect(Date.now() - Date.parse(document.read_at.deliverables_ready)).toBeLessThan(60_000);
 
     const piped = await taxprep(['status', '--accounts', accountsFile()]);
     expect(piped.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')[0])).toEqual(['deliverable', 'deliverable', 'waiting', 'waiting', 'waiting', 'waiting', 'waiting']);
-    expect(piped.stderr).toMatch(/^status: looked at 6 of 6 accounts \(4 from the deliverable list, 6 from \S+clients\.txt, 0 from the ledgers\) in \S+\. Accounts in none of these places are not shown\.\n$/);
+    expect(piped.stderr).toMatch(
+      /^status: looked at 6 of 6 accounts \(4 from the deliverable list, 6 from \S+clients\.txt, 0 from the ledgers\) in \S+\. Deliverables read \S+ ago, waiting projects read \S+ ago at the oldest, login links from the local ledger\. Accounts in none of these places are not shown\.\n$/,
+    );
   });
 
   it('lists the ledger\'s login links expiring within --within', async () => {

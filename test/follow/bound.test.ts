@@ -65,17 +65,31 @@ function virtualClock(startMs: number, onWait: (fromMs: number, toMs: number) =>
   return clock satisfies Clock;
 }
 
+/** A home of the test's own, with `clients.txt` listing `accounts`; its path. */
+function freshHome(accounts: readonly number[]): string {
+  home = mkdtempSync(join(tmpdir(), 'taxprep-bound-'));
+  const path = join(home, 'clients.txt');
+  writeFileSync(path, `${accounts.join('\n')}\n`);
+  return path;
+}
+
 function options(overrides: Partial<WatchOptions>): WatchOptions {
   return { once: true, budget: { requests: 20, windowMs: 60_000 }, accountsFile: undefined, ledgerPath: undefined, statePath: join(home, 'state.json'), resetState: false, initial: false, ...overrides };
 }
 
-/** One `taxprep watch --json` run; its printed changes. */
-async function watch(clock: Clock, watchOptions: WatchOptions, signal?: AbortSignal): Promise<{ exitCode: number; changes: Array<Record<string, unknown>>; stderr: string }> {
-  const t = createTestContext({ env: { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: KEY, XDG_STATE_HOME: join(home, 'state') }, globals: { json: true }, clock });
+/** One `taxprep watch --json` run (or, with `tty`, a run on a terminal 160 columns wide); its printed changes. */
+async function watch(
+  clock: Clock,
+  watchOptions: WatchOptions,
+  signal?: AbortSignal,
+  tty = false,
+): Promise<{ exitCode: number; changes: Array<Record<string, unknown>>; stdout: string; stderr: string }> {
+  const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: KEY, XDG_STATE_HOME: join(home, 'state') };
+  const t = createTestContext({ env, globals: { json: !tty, color: false }, clock, tty, columns: 160 });
   if (signal !== undefined) t.ctx.interrupted = () => signal;
   const exitCode = await run(t.ctx, watchOptions).finally(() => t.ctx.close());
-  const changes = t.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { exitCode, changes, stderr: t.stderr() };
+  const changes = tty ? [] : t.stdout().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { exitCode, changes, stdout: t.stdout(), stderr: t.stderr() };
 }
 
 async function control(path: string, body?: unknown, method = 'POST'): Promise<any> {
@@ -105,9 +119,7 @@ const FULL_LOOK = 1 + ACCOUNTS.length + 3 * ACCOUNTS.length;
 
 describe('the bound over --once runs', () => {
   it('reports every change of every rank within 1.25 full looks at the budget, when each run can afford an eighth of a look', async () => {
-    home = mkdtempSync(join(tmpdir(), 'taxprep-bound-'));
-    const accountsFile = join(home, 'clients.txt');
-    writeFileSync(accountsFile, `${ACCOUNTS.join('\n')}\n`);
+    const accountsFile = freshHome(ACCOUNTS);
     // 10 a minute, runs a minute apart: each reads 10 of the 81 requests of a full look.
     const budget = { requests: 10, windowMs: 60_000 };
     const boundMs = (1.25 * FULL_LOOK * budget.windowMs) / budget.requests;
@@ -141,9 +153,7 @@ describe('the bound over --once runs', () => {
 
 describe('the bound of a long watch', () => {
   it('at 100/min over 5 accounts, reports each change within 1.25 full looks at the budget', async () => {
-    home = mkdtempSync(join(tmpdir(), 'taxprep-bound-'));
-    const accountsFile = join(home, 'clients.txt');
-    writeFileSync(accountsFile, `${ACCOUNTS.slice(0, 5).join('\n')}\n`);
+    const accountsFile = freshHome(ACCOUNTS.slice(0, 5));
     const budget = { requests: 100, windowMs: 60_000 };
     // One deliverable page, 5 project lists and 15 statuses.
     const boundMs = (1.25 * (1 + 5 + 15) * budget.windowMs) / budget.requests;
@@ -171,5 +181,43 @@ describe('the bound of a long watch', () => {
       const change = result.changes.find((one) => one.event === move.event && one.project_id === move.project)!;
       expect(Date.parse(String(change.seen_at)) - move.atMs, move.event).toBeLessThanOrEqual(boundMs);
     }
+  });
+});
+
+describe('watch on a terminal', () => {
+  it('says what it does at start, dates a change as of its print, and says a coverage whose counts add up', async () => {
+    const accountsFile = freshHome(ACCOUNTS.slice(0, 5));
+    const budget = { requests: 20, windowMs: 60_000 };
+    const startMs = Date.parse('2026-11-25T08:00:00Z');
+    // A change ten minutes into the watch: printed then, it was seen "just now", not "in 10 minutes".
+    const stop = new AbortController();
+    let moved = false;
+    const clock = virtualClock(startMs, async (_fromMs, toMs) => {
+      if (!moved && toMs >= startMs + 600_000) {
+        moved = true;
+        await control('/projects/30030', { progress_percentage: 45 });
+      }
+      if (toMs >= startMs + 700_000) stop.abort(new Error('the test is over'));
+    });
+    const result = await watch(clock, options({ once: false, budget, accountsFile }), stop.signal, true);
+    expect(result.exitCode).toBe(130);
+    // 1 deliverable page, 5 lists, 15 statuses: 21 requests, 63 s at 20/min, 78.75 s with the slack.
+    const opening = result.stderr.split('\r')[0]!.replace(/\s+/g, ' ');
+    expect(opening).toMatch(
+      /^watch: recording a baseline \(what is read for the first time is recorded, not reported; then changes\), over 5 accounts \(0 from the deliverable list, 5 from \S+clients\.txt, 0 from the ledgers\), and those the deliverable list names; budget 20\/min; a full look is 6 requests and one per project, /,
+    );
+    expect(result.stderr).toContain('Ctrl-C stops it.');
+    expect(result.stdout).toMatch(/Changes seen 2026-11-25 08:1\d UTC \(just now\)\n/);
+    expect(result.stdout).toMatch(/project\.progress +3003 +30030 +- +20 +45/);
+    expect(result.stdout).not.toMatch(/\(in \d/);
+    // The coverage, rewritten in place: every count of the full look is read or not yet, and they add up.
+    const coverage = result.stderr.split(/\r\u001b\[2K|\n/).filter((line) => line.startsWith('watch: full look'));
+    expect(coverage.length).toBeGreaterThan(5);
+    for (const line of coverage) {
+      const match = /^watch: full look (\d+) requests, (?:all read|(\d+) read, (\d+) not yet)/.exec(line);
+      expect(match, line).not.toBeNull();
+      if (match![2] !== undefined) expect(Number(match![2]) + Number(match![3])).toBe(Number(match![1]));
+    }
+    expect(coverage.at(-1)).toMatch(/^watch: full look 21 requests, all read, oldest \S+ old \([^)]+\); changes within 1m 19s at 20\/min; this pass read 5 requests/);
   });
 });

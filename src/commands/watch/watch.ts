@@ -140,6 +140,10 @@ async function watchPasses(
       budget.requests = Math.max(1, Math.floor(budget.requests / 2));
       await note(`watch: the service answered 429 (${pass.rateLimited.code}); pace lowered to ${formatBudget(budget)}`);
     }
+    // A person who runs --once twice in a minute is told why the second run read nothing.
+    if (pass.requests === 0 && tellsPerson) {
+      await note(`watch: the budget of ${formatBudget(budget)} is spent by requests of the last ${formatDuration(budget.windowMs)}; nothing was read`);
+    }
     // Cron mails whatever is printed: a quiet --once run in a pipe prints nothing, coverage
     // included; with changes from part of a look, the coverage says how much was read.
     if (tellsPerson || (options.once && changes.length > 0 && pass.requests < fullLookRequests(state.snapshot, followed()))) {
@@ -179,9 +183,12 @@ function opening(state: WatchState, accounts: number[], sources: AccountSources,
       : 'recording a baseline (what is read for the first time is recorded, not reported; then changes)'
     : 'looking for changes since the last look';
   const over = `${describeSources(sources, options.accountsFile)}${sources.origins.size === 0 || first ? ', and those the deliverable list names' : ''}`;
-  const bound = `budget ${formatBudget(budget)}; a full look is ${fullLook} request${fullLook === 1 ? '' : 's'} for now, so every change is reported within ${formatDuration(changeBoundMs(fullLook, budget))} of happening`;
-  const how = options.once ? 'one pass' : 'Ctrl-C stops it';
-  return `watch: ${what}, over ${over}; ${bound}${options.once ? ' (with runs that use the budget)' : ''}. ${how[0]!.toUpperCase()}${how.slice(1)}.`;
+  // Before the accounts' lists were read their projects are not known, nor the bound: the pass lines say it then.
+  const unlisted = planTasks(state.snapshot, accounts).some((task) => task.kind === 'projects' && task.readAt === '');
+  const bound = unlisted
+    ? `budget ${formatBudget(budget)}; a full look is ${fullLook} requests and one per project, and the bound on how soon a change is reported follows from it`
+    : `budget ${formatBudget(budget)}; a full look is ${fullLook} request${fullLook === 1 ? '' : 's'}, so every change is reported within ${formatDuration(changeBoundMs(fullLook, budget))} of happening${options.once ? ' (with runs that use the budget)' : ''}`;
+  return `watch: ${what}, over ${over}; ${bound}. ${options.once ? 'One pass.' : 'Ctrl-C stops it.'}`;
 }
 
 /** What a pass read, and how complete and fresh the look now is: the counts add up to the full look. */
@@ -196,11 +203,12 @@ function coverage(state: WatchState, accounts: number[], pass: PassResult, budge
     counted(observations.projectLists.length + pass.unknownAccounts.size, 'project list'),
     counted(observations.projectStatuses.length + pass.goneProjects.length, 'project status', 'project statuses'),
   ].filter((part) => !part.startsWith('0 '));
-  const age = oldest === undefined ? '' : `; the oldest reading is ${formatDuration(Math.max(0, now.getTime() - Date.parse(oldest.readAt)))} old (${describeTask(oldest)})`;
+  const age = oldest === undefined ? '' : `, oldest ${formatDuration(Math.max(0, now.getTime() - Date.parse(oldest.readAt)))} old (${describeTask(oldest)})`;
+  // Most telling first: a line rewritten in place is cut at the terminal's width.
   return (
-    `watch: this pass read ${counted(pass.requests, 'request')}${read.length === 0 ? '' : ` (${read.join(', ')})`}; ` +
-    `a full look is ${fullLook}: ${unread === 0 ? 'all read' : `${fullLook - unread} read, ${unread} not yet`}${age}; ` +
-    `changes within ${formatDuration(changeBoundMs(fullLook, budget))} at ${formatBudget(budget)}`
+    `watch: full look ${fullLook} requests, ${unread === 0 ? 'all read' : `${fullLook - unread} read, ${unread} not yet`}${age}; ` +
+    `changes within ${formatDuration(changeBoundMs(fullLook, budget))} at ${formatBudget(budget)}; ` +
+    `this pass read ${counted(pass.requests, 'request')}${read.length === 0 ? '' : ` (${read.join(', ')})`}`
   );
 }
 
