@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/accounts/list taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/accounts/list taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/hooks taxprep/hooks/add taxprep/hooks/list taxprep/hooks/show taxprep/hooks/remove taxprep/hooks/enable taxprep/hooks/disable taxprep/hooks/rotate-secret taxprep/hooks/test taxprep/hooks/deliveries taxprep/hooks/redeliver taxprep/hooks/recover taxprep/hooks/deliver taxprep/hooks/listen taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -31,6 +31,7 @@ complete -c taxprep -n '__taxprep_at taxprep' -a projects -d 'Follow an account\
 complete -c taxprep -n '__taxprep_at taxprep' -a deliverables -d 'Read projects\' deliverables'
 complete -c taxprep -n '__taxprep_at taxprep' -a status -d 'What needs attention across your clients: deliverables ready to send, clients who owe documents, links expiring'
 complete -c taxprep -n '__taxprep_at taxprep' -a watch -d 'Report only what changed since the last look: deliverables, project status and progress, outstanding items'
+complete -c taxprep -n '__taxprep_at taxprep' -a hooks -d 'Push every change watch finds to your own systems: signed webhooks (Standard Webhooks) or a command, delivered at least once'
 complete -c taxprep -n '__taxprep_at taxprep' -a profiles -d 'Store API keys and service addresses as named profiles (one is the default)'
 complete -c taxprep -n '__taxprep_at taxprep' -a whoami -d 'Show the profile, base URL and key (redacted) in effect, where each came from, and whether the service accepts the key'
 complete -c taxprep -n '__taxprep_at taxprep' -a doctor -d 'Check a profile against the service: base URL, key, clock, quota, the query parameter names it honours, local files'
@@ -151,6 +152,37 @@ complete -c taxprep -n '__taxprep_at taxprep/watch' -l ledger -r -F -d 'the logi
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l state -r -F -d 'the file that remembers the last look (default: one per profile and base URL in the user state directory)'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l reset-state -d 'forget the last look (even a damaged state file) and record a new baseline'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l initial -d 'on the first look, report everything seen as having appeared (otherwise it prints nothing)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a add -d 'Add a hook: a URL that receives signed POSTs, or a command run with the event on stdin; prints its secret once'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a list -d 'List this profile\'s hooks: state, pending and failed deliveries (secrets and headers redacted)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a show -d 'Show a hook (redacted); --secret prints only its secret, for a pipe'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a remove -d 'Remove a hook and its secret'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a enable -d 'Enable a hook again (after a 410, --disable-after or hooks disable)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a disable -d 'Stop queueing and sending to a hook; what is pending waits for enable'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a rotate-secret -d 'Give a hook a new secret (printed once); the old one also signs for 24 hours'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a test -d 'Send a signed taxprep.ping now; exit 0 when delivered, 7 when not'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a deliveries -d 'List deliveries: pending, failed, delivered'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a redeliver -d 'Make deliveries due again (same webhook-id); hooks deliver or a running watch sends them'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a recover -d 'Send a hook again every change the outbox holds that was seen since a time'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a deliver -d 'Send what is due now and ask the service nothing (for cron between watch runs)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks' -a listen -d 'A local receiver on 127.0.0.1 that verifies each signature and prints the event'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l exec -x -d 'run this through /bin/sh -c instead, body on stdin, TAXPREP_WEBHOOK_ID and TAXPREP_EVENT_TYPE set; exit 0 is delivered'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l events -x -d 'comma-separated event names or * globs, e.g. deliverable.*,item.appeared'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l format -x -a 'standard text' -d 'standard: {type, timestamp, data}; text: {"text": one sentence}, for chat incoming webhooks'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l header -x -d '"Name: value" sent with every delivery (repeatable; stored 0600, shown redacted)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l retry-schedule -x -d 'waits between attempts; spent: the delivery is failed'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l timeout -x -d 'time allowed for one attempt'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l rate -x -d 'at most n deliveries to this hook per minute (also /s, /h)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l ordered -d 'one delivery at a time, in the order the changes were found'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l allow-http -d 'allow plain http to a host other than loopback'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l disable-after -x -d 'disable a hook whose every delivery failed this long'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/show' -l secret -d 'print the live secret(s) alone, one a line (two during a rotation)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/deliveries' -l hook -x -d 'only this hook'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/deliveries' -l status -x -a 'pending failed delivered all' -d 'which deliveries'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/deliveries' -l since -x -d 'only changes seen since: an ISO date or time, or a duration ago (24h, 7d)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/recover' -l since -x -d 'an ISO date or time, or a duration ago (24h, 7d) (required)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/deliver' -l wait -d 'stay until nothing is pending, retries included'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/listen' -l port -x -d 'port to listen on (0: any free port)'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/listen' -l secret-file -r -F -d 'the hook\'s secret(s), one a line (else TAXPREP_WEBHOOK_SECRET)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a add -d 'Add or replace a profile; the key is read from a hidden prompt, or from stdin'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a list -d 'List profiles (keys shown redacted)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a use -d 'Make a profile the default'
@@ -184,4 +216,4 @@ complete -c taxprep -n '__taxprep_at taxprep/serve' -l simulate -d 'play the pre
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l quiet -d 'print no line per request (by default one a request: time, method, status, milliseconds, key redacted, path)'
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l openapi -d 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit'
 complete -c taxprep -n '__taxprep_at taxprep/completion' -a 'bash zsh fish'
-complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes health accounts login-link docs projects deliverables status watch profiles whoami doctor api serve completion help version'
+complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes health accounts login-link docs projects deliverables status watch hooks profiles whoami doctor api serve completion help version'

@@ -28,6 +28,8 @@ export interface WatchState {
   sent: string[];
   /** Accounts the service does not know (or are another partner's), with the code it gave. */
   unknown_accounts: Record<string, string>;
+  /** The pass whose changes the webhook outbox holds as queued but not yet seen (src/hooks/watchHooks.ts): recorded by the same rename. */
+  outbox_pass?: string;
 }
 
 const Id = z.string().regex(/^\d+$/);
@@ -61,6 +63,7 @@ const StateFile = z.object({
   }),
   sent: z.array(z.string()),
   unknown_accounts: z.record(Id, z.string()),
+  outbox_pass: z.string().optional(),
 });
 
 /** The default state file: `<state dir>/watch/<profile>-<digest of the base URL>.json`. */

@@ -7,6 +7,7 @@ import { writeText } from '../../output/write';
 import { addOrigin, countFrom, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
 import { expiringLinks, sortByPriority } from '../../follow/attention';
 import { numberOrNull, stringOrNull } from '../../follow/pass';
+import { hookTroubles } from '../../hooks/attention';
 import type { Context } from '../../types';
 import { ledgerPathOf } from '../../batch/ledger';
 import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
@@ -157,10 +158,12 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
     took_ms: ctx.clock.now().getTime() - started,
   };
   const out = createOutput(ctx);
-  if (ctx.globals.json) await out.json(document);
+  const hooks = await hookTroubles(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl });
+  if (ctx.globals.json) await out.json({ ...document, hooks_needing_attention: hooks });
   else if (options.csv) await printCsv(ctx, document);
   else await printSections(out, document);
   if (!ctx.globals.json) await out.note(coverageLine(document, sources, options.accountsFile, ctx.clock.now()));
+  if (!ctx.globals.json) for (const trouble of hooks) await out.note(`hooks: ${trouble.hook} (${trouble.target}) is ${trouble.problem}`);
   return EXIT.OK;
 }
 

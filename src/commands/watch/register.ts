@@ -40,6 +40,10 @@ export const watch: CommandSpec = {
     'prints that pass\'s changes once more at the next run: a change may repeat\n' +
     'once, never be lost.\n' +
     'A damaged state file is refused (exit 2) and left as it is; --reset-state\n' +
-    'starts again.',
+    'starts again.\n' +
+    'Hooks (taxprep hooks add) get every change as a signed POST or a command,\n' +
+    'at least once: a running watch delivers as deliveries fall due, --once\n' +
+    'before it exits. One watch per profile and base URL at a time (a second\n' +
+    'exits 10).',
   load: () => import('./watch'),
 };

@@ -10,7 +10,9 @@ import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
 import { changeBoundMs, formatBudget, fullLookRequests, parseBudget, passRequests, planTasks, DEFAULT_BUDGET, type Budget, type Task } from '../../follow/planner';
 import { defaultStatePath, freshState, readState, stagePass, type PassRecord, type WatchState } from '../../follow/state';
 import { crashPoint } from '../../lib/crashPoints';
-import type { Context } from '../../types';
+import { openWatchHooks, type WatchHooks } from '../../hooks/watchHooks';
+import type { ApiClient } from '../../api/types';
+import type { Context, ResolvedSettings } from '../../types';
 import type { RawInvocation } from '../types';
 
 export interface WatchOptions {
@@ -49,6 +51,23 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const api = await ctx.api();
   const statePath = options.statePath ?? defaultStatePath(ctx.env, settings.profileName, settings.baseUrl);
   const saved = await readState(statePath, { baseUrl: settings.baseUrl }, { reset: options.resetState });
+  const hooks = await openWatchHooks(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl }, (message) => createOutput(ctx).note(message), { background: !options.once, signal: ctx.interrupted(), recordedPass: saved?.outbox_pass });
+  let finished = false;
+  try {
+    const code = await watchPasses(ctx, options, { api, statePath, saved, settings, hooks });
+    finished = code === EXIT.OK;
+    return code;
+  } finally {
+    // --once sends what is due before it exits; a stopped watch leaves it for the next run.
+    await hooks.close({ sweep: finished && options.once });
+  }
+}
+
+async function watchPasses(
+  ctx: Context,
+  options: WatchOptions,
+  { api, statePath, saved, settings, hooks }: { api: ApiClient; statePath: string; saved: WatchState | undefined; settings: ResolvedSettings; hooks: WatchHooks },
+): Promise<number> {
   const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   let state: WatchState = saved ?? freshState(settings.baseUrl, settings.profileName, ctx.clock.now());
   // The first look is a baseline: recorded, not reported (unless --initial asks for it).
@@ -98,7 +117,11 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
       unknown_accounts: { ...state.unknown_accounts, ...Object.fromEntries(newlyUnknown.map(([account, code]) => [String(account), code])) },
     };
     if (changes.length > 0) coverageLine.end();
+    // Queued for the hooks first, under a pass the state names: recorded as seen by the same rename.
+    const outboxPass = await hooks.queue(changes);
+    state = { ...state, outbox_pass: outboxPass };
     await printAndRecord(createOutput(ctx), ctx.globals.json, statePath, { state, changes });
+    await hooks.committed(outboxPass);
     // After the first pass, what is read for the first time is still recorded, not reported (see applyObservations).
     baseline = false;
 
