@@ -1,4 +1,4 @@
-import { freeText, type Output } from '../output';
+import { wrapped, type Output } from '../output';
 import type { Change } from './changes';
 
 /** The changes of a pass: NDJSON under --json, a table on a terminal, tab-separated lines in a pipe. */
@@ -13,13 +13,14 @@ export async function printChanges(out: Output, json: boolean, changes: Change[]
     if (change.item === undefined || side === null) return side === null ? '-' : format.text(side);
     return `${format.text(change.item.description)} (${format.text(change.item.priority)})`;
   };
+  // Was and Now hold statuses and item descriptions: wrapped, never cut (a cut status misleads).
   // One pass's changes share one time: a terminal shows it once, above the table, and gives the
   // columns to the values; a pipe keeps it on every line.
   const seen = out.forPeople ? [] : ['Seen'];
   await out.table(
     // A project has one deliverable, and belongs to one account: on a narrow terminal the project
     // alone names both, and those columns give way first.
-    [...seen, 'Event', { title: 'Account', drop: 2 }, 'Project', { title: 'Deliverable', drop: 1 }, freeText('Was'), freeText('Now')],
+    [...seen, 'Event', { title: 'Account', drop: 2 }, 'Project', { title: 'Deliverable', drop: 1 }, wrapped('Was'), wrapped('Now')],
     changes.map((change) => [
       ...(out.forPeople ? [] : [format.date(change.seen_at)]),
       change.event,
