@@ -153,8 +153,8 @@ if (readerGone) {
   process.stdout.write(
     `\n${bold('Done.')} The mock is stopped and the temporary profile removed.\n` +
       'Try it yourself, from this folder:\n' +
-      '  npx taxprep serve --mock      # the mock, until Ctrl-C; then in another terminal:\n' +
-      '  npx taxprep health\n' +
+      '  npx taxprep serve --mock      # the mock, until Ctrl-C\n' +
+      '  npx taxprep health            # in another terminal, while the mock runs\n' +
       '(`npm link` first puts taxprep on your PATH, to type it without npx.)\n',
   );
 } else {

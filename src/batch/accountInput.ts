@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EXPIRY_HOURS, email, enumFilter, fieldErrors, integer, pathId, type LoginLinkPurpose } from '../contract';
+import { EXPIRY_HOURS, email, fieldErrors, integer, loginLinkPurpose, pathId } from '../contract';
 import { UsageError } from '../errors';
 import type { Context } from '../types';
 import { sanitizeLine } from '../output/sanitize';
@@ -21,7 +21,8 @@ export interface AccountItem {
   origin: string;
   account_id: number;
   user_email?: string;
-  purpose?: LoginLinkPurpose;
+  /** Any text: the contract does not say whether purposes beyond its listed five are refused. */
+  purpose?: string;
   expiry_hours?: number;
 }
 
@@ -34,7 +35,7 @@ type Shape = 'items' | 'import' | 'results';
 const ItemFields = z.strictObject({
   account_id: pathId,
   user_email: email.optional(),
-  purpose: enumFilter.purpose.optional(),
+  purpose: loginLinkPurpose.optional(),
   expiry_hours: integer(EXPIRY_HOURS.min, EXPIRY_HOURS.max).optional(),
 });
 export const ITEM_COLUMNS = Object.keys(ItemFields.shape);

@@ -57,11 +57,17 @@ export const NotificationSettings = z.strictObject(
   { error: 'must be an object' },
 );
 
+/**
+ * The contract lists five purposes and does not say whether others are refused: the client sends
+ * any, and the service decides; the mock takes only the listed ones (MockLoginLinkRequest).
+ */
+export const loginLinkPurpose = text();
+
 export const LoginLinkRequest = z.strictObject(
   {
     user_email: email.optional(),
     expiry_hours: z.number({ error: 'must be an integer' }).optional(),
-    purpose: enumFilter.purpose.optional(),
+    purpose: loginLinkPurpose.optional(),
     redirect_url: z.string({ error: 'must be a string' }).optional(),
     send_notification: boolean.optional(),
     notification_settings: NotificationSettings.optional(),
@@ -70,8 +76,9 @@ export const LoginLinkRequest = z.strictObject(
 );
 export type LoginLinkRequest = z.input<typeof LoginLinkRequest>;
 
-/** What the mock takes: a subject of at most 200 characters and a message of at most 2000 (its choices). */
+/** What the mock takes: a listed purpose, a subject of at most 200 characters and a message of at most 2000 (its choices). */
 export const MockLoginLinkRequest = LoginLinkRequest.extend({
+  purpose: enumFilter.purpose.optional(),
   notification_settings: NotificationSettings.extend({
     custom_subject: text(CUSTOM_SUBJECT_MAX_CHARACTERS).optional(),
     custom_message: multilineText(CUSTOM_MESSAGE_MAX_CHARACTERS).optional(),

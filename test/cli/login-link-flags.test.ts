@@ -72,13 +72,17 @@ describe('login-link flags -> options', () => {
   });
 });
 
+it('sends a purpose the contract does not list: whether the service refuses one is not shown', async () => {
+  expect(await optionsFor(['login-link', '1001', '--purpose', 'onboarding_call'])).toMatchObject({ options: { request: { purpose: 'onboarding_call' } } });
+});
+
 describe('login-link flags refused locally', () => {
   it.each<[string[], string]>([
     [['login-link'], 'give one or more account ids, or --from FILE (- for stdin)'],
     [['login-link', '1', '--from', 'f'], 'give account ids or --from FILE, not both'],
     [['login-link', '1001', '--expiry-hours', '0'], '--expiry-hours must be an integer from 1 to 168'],
     [['login-link', '1001', '--expiry-hours', '2.5'], '--expiry-hours must be an integer from 1 to 168'],
-    [['login-link', '1001', '--purpose', 'fun'], '--purpose must be one of: initial_access, expired_link, lost_credentials, additional_user, support_request'],
+    [['login-link', '1001', '--purpose', 'a\u0007b'], '--purpose must not contain control characters'],
     [['login-link', '1001', '--redirect-url', 'http://acme.example/'], '--redirect-url must be an absolute https:// URL'],
     [['login-link', '1001', '--user-email', 'nope'], '--user-email must be a valid email address'],
     [['login-link', '1001', '--custom-subject', 'a\u0007b'], '--custom-subject must not contain control characters'],

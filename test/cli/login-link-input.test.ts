@@ -51,7 +51,7 @@ describe('bad input is refused before anything is sent, naming each line and rul
   it.each([
     ['an id that is not a positive integer', '1001\nabc\n0\n', ['line 2: account_id must be a positive integer', 'line 3: account_id must be a positive integer']],
     ['an expiry outside 1-168', 'account_id,expiry_hours\n1001,169\n1002,1.5\n', ['line 2: expiry_hours must be an integer from 1 to 168', 'line 3: expiry_hours must be an integer from 1 to 168']],
-    ['a purpose outside the list', 'account_id,purpose\n1001,because\n', ['line 2: purpose must be one of: initial_access, expired_link, lost_credentials, additional_user, support_request']],
+    ['a purpose with a control character', '{"account_id":1001,"purpose":"a\\u0007b"}\n', ['line 1: purpose must not contain control characters']],
     ['a malformed email', '{"account_id":1,"user_email":"nobody"}\n', ['line 1: user_email must be a valid email address']],
     ['a line that is not JSON', '{"account_id":1}\n{oops\n', ['line 2 is not valid JSON']],
     ['an NDJSON value that is not an object', '{"account_id":1}\n[1]\n', ['line 2 must be a JSON object']],
@@ -63,6 +63,10 @@ describe('bad input is refused before anything is sent, naming each line and rul
     const message = usageMessage(() => parseLoginLinkInput(text, 'input.txt'));
     expect(message).toMatch(/^input\.txt has \d+ bad lines?; nothing was sent:/);
     for (const part of expected) expect(message).toContain(part);
+  });
+
+  it('keeps a purpose the contract does not list: the service decides', () => {
+    expect(parseLoginLinkInput('account_id,purpose\n1001,onboarding_call\n', 'c.csv').items[0]).toMatchObject({ account_id: 1001, purpose: 'onboarding_call' });
   });
 
   it('refuses unknown CSV columns, listing the allowed ones', () => {

@@ -1,11 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, runCli } from '../helpers/cli';
+import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 
 /**
@@ -13,7 +11,6 @@ import { startMock, type RunningMock } from '../helpers/mock';
  * that verify every request with the `standardwebhooks` reference library (not taxprep's code).
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 let mock: RunningMock;
 let home: string;
 const servers: Server[] = [];
@@ -244,13 +241,13 @@ describe('a watch killed at any moment', () => {
       await control(`/projects/${round % 2 === 0 ? 5001 : 5002}/outstanding-items`, { type: 'client_request', description, priority: 'low' });
       await new Promise((resolve) => setTimeout(resolve, 200 + Math.floor(Math.random() * 1800)));
       child.kill('SIGKILL');
-      await child;
+      await child.result;
     }
     mock.deps.settings.faults.latencyMs = 0;
     const finish = spawnWatch(['watch', '--budget', '100/min', '--accounts', clients]);
     await until(() => descriptions.every((description) => changesOf(target.received).some((change) => (change.data.new as { description?: string } | null)?.description === description)), 'every item delivered', 40_000);
     finish.kill('SIGINT');
-    await finish;
+    await finish.result;
 
     expect(target.received.every((request) => request.verified)).toBe(true);
     expectOneBodyPerId(target.received);
@@ -267,12 +264,10 @@ describe('a watch killed at any moment', () => {
   }, 120_000);
 });
 
+/** A running watch, its output scanned for a leaked key like every run's. */
 function spawnWatch(args: string[]) {
-  return execa(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  const { child, result } = startCli(args, { env: env(), home, stdin: 'ignore' });
+  return { kill: (signal: NodeJS.Signals) => child.kill(signal), result };
 }
 
 async function until(condition: () => boolean, what: string, limitMs = 15_000): Promise<void> {
@@ -282,4 +277,3 @@ async function until(condition: () => boolean, what: string, limitMs = 15_000): 
   }
 }
 
-void existsSync;

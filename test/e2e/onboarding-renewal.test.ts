@@ -1,8 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeHome, registerSecret, runCli, taxprepCommand } from '../helpers/cli';
+import { cliCommandLine, makeHome, registerSecret, runCli, runScanned } from '../helpers/cli';
 import { renewalRecipe } from '../helpers/readmeRecipe';
 import { startServeMock, type ServedMock } from '../helpers/serveMock';
 
@@ -50,10 +49,10 @@ const advance = (by: string) => control('/clock', { method: 'POST', body: { adva
 /** The README's recipe as cron runs it: no terminal, a bare environment, TAXPREP_NOW set to the mock's clock. */
 async function recipe(clients: string, now: string) {
   const script = join(home, 'taxprep-renew');
-  const text = renewalRecipe(taxprepCommand().join(' '), clients);
+  const text = renewalRecipe(cliCommandLine(), clients);
   expect(text).toBeDefined();
   writeFileSync(script, text!, { mode: 0o755 });
-  return execa(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, TAXPREP_NOW: now }, extendEnv: false, reject: false, stdin: 'ignore' });
+  return runScanned(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, TAXPREP_NOW: now }, extendEnv: false, stdin: 'ignore' });
 }
 
 describe('from onboarding to renewal', () => {

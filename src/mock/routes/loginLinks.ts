@@ -1,4 +1,4 @@
-import { EXPIRY_HOURS, isPermittedRedirectUrl, isValidExpiryHours } from '../../contract';
+import { EXPIRY_HOURS, isPermittedRedirectUrl, isValidExpiryHours, type LoginLinkPurpose } from '../../contract';
 import { ownedAccount } from '../access';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
@@ -54,7 +54,8 @@ export const loginLinkHandlers: Pick<Handlers, 'createLoginLink'> = {
       });
     }
 
-    const purpose = body.purpose ?? 'expired_link';
+    // The router parsed the body with MockLoginLinkRequest: only a listed purpose gets here.
+    const purpose = (body.purpose ?? 'expired_link') as LoginLinkPurpose;
     const issued = issueLoginLink(deps, user, { purpose, expiryHours, redirectUrl, now: deps.clock.now() });
     const notify = body.send_notification ?? true;
     if (notify) {
