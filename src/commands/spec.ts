@@ -64,6 +64,10 @@ export interface CommandSpec {
   group?: 'core';
 }
 
+/** The flags commander itself adds to the program (every command takes `--help`). */
+export const HELP_FLAG: FlagSpec = { flag: '-h, --help', help: 'show help for a command' };
+export const VERSION_FLAG: FlagSpec = { flag: '-V, --version', help: 'print the version' };
+
 /** `a, b or c`. */
 function listOr(values: readonly string[]): string {
   return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, parseGlobalOptions } from '../../src/cli';
-import { TABLE_END, TABLE_START, commandTable } from '../../src/commands/readme';
 import { flagHelp, longName, takesValue, walk, type CommandSpec, type FlagSpec } from '../../src/commands/spec';
 import { program as tree } from '../../src/commands/tree';
 import {
@@ -179,10 +178,5 @@ describe('examples', () => {
 
   it.each(lines)('%s', async (line) => {
     expect(await refusal(argvOf(line)!)).toBeUndefined();
-  });
-
-  it('the README command table is the one the declarations generate (npm run completions)', () => {
-    const start = readme.indexOf(TABLE_START);
-    expect(readme.slice(start, readme.indexOf(TABLE_END) + TABLE_END.length)).toBe(commandTable(tree));
   });
 });
