@@ -5,8 +5,8 @@ import { ACCOUNTS_FILE_NAME, DOCUMENTS_FILE_NAME, LOGIN_LINKS_FILE_NAME } from '
 import { flagHelp, HELP_FLAG, longName, walk, type CommandSpec, type FlagSpec } from './spec';
 
 /**
- * The man pages, made from the same declarations as `--help`, the completions and the README's
- * table (`npm run completions` writes them to man/): taxprep(1) for the program, with its
+ * The man pages, made from the same declarations as `--help`, the completions and the
+ * command reference (`npm run docs` writes them to man/): taxprep(1) for the program, with its
  * environment, exit codes and files, and one page a command, `taxprep-docs-upload(1)`, for
  * every visible command, a noun that groups subcommands included.
  */

@@ -76,8 +76,9 @@ function section(title: string, body: string | undefined): string[] {
   return body === undefined || body === '' ? [] : [`## ${title}`, body];
 }
 
+/** A link to a command's page; `taxprep` itself is the index. */
 function link(path: readonly string[]): string {
-  return `[${['taxprep', ...path].join(' ')}](${pageFile(path)})`;
+  return `[${['taxprep', ...path].join(' ')}](${path.length === 0 ? 'README.md' : pageFile(path)})`;
 }
 
 function commandPage(root: CommandSpec, path: readonly string[], spec: CommandSpec): MarkdownPage {
@@ -116,7 +117,7 @@ function indexPage(root: CommandSpec): MarkdownPage {
     GENERATED_MARK,
     '# Command reference',
     inline(root.description),
-    `Every command, as \`taxprep COMMAND --help\` and \`man taxprep-COMMAND\` show it. The guides are in [docs/](../README.md).`,
+    `Every command, as \`taxprep COMMAND --help\` and \`man taxprep-COMMAND\` show it. The guides are listed in [docs/README.md](../README.md).`,
     ...section('Commands', table(['Command', 'What it does'], commands.map(({ path, spec }) => [link(path), cell(spec.description)]))),
     ...section('Help topics', table(['Topic', 'What it covers'], (Object.keys(HELP_TOPICS) as HelpTopic[]).map((name) => [`[${name}](${topicFile(name)})`, cell(HELP_TOPICS[name].title)]))),
   ];

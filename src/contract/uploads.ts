@@ -1,6 +1,6 @@
 /**
  * Document uploads: the media types the service accepts and how a client's filename is stored.
- * The contract leaves both "not shown"; these are this project's choices (README, "Contract notes").
+ * The contract leaves both "not shown"; these are this project's choices (docs/contract-notes.md).
  */
 
 /**

@@ -131,11 +131,11 @@ describe('overlapping runs', () => {
   });
 });
 
-describe("the README's cron recipe, run as cron runs it", () => {
+describe("the cron recipe of docs/cron.md, run as cron runs it", () => {
   /** The recipe's script, word for word but for the two paths a machine chooses: taxprep's and the clients file's. */
   function recipe(clients: string): string {
-    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-renew:[\s\S]*?)```/.exec(readme)?.[1];
+    const guide = readFileSync(fileURLToPath(new URL('../../docs/cron.md', import.meta.url)), 'utf8');
+    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-renew:[\s\S]*?)```/.exec(guide)?.[1];
     expect(script).toBeDefined();
     return script!.replace('/usr/local/bin/taxprep ', `${process.execPath} ${BIN} `).replace('/srv/taxprep/clients.csv', clients);
   }
