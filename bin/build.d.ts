@@ -7,3 +7,5 @@ export const mockBuildOptions: BuildOptions;
 export function checkAscii(text: string): void;
 /** The commit (`unknown` outside git) and build time `taxprep version` reports. */
 export function buildStamp(directory?: string, env?: Record<string, string | undefined>): { commit: string; date: string };
+/** The esbuild `define`s src/api/version.ts reads; `release` marks the build `npm run release` ships. */
+export function stampDefines(version: string, stamp: { commit: string; date: string }, release?: boolean): Record<string, string>;

@@ -122,15 +122,15 @@ export function buildStamp(directory = root, env = process.env) {
   return { commit, date: date.toISOString().replace(/\.\d{3}Z$/, 'Z') };
 }
 
-/** The values src/api/version.ts reads, stamped into the bundle. */
-export function stampDefines(version, stamp) {
-  return { TAXPREP_VERSION: JSON.stringify(version), TAXPREP_COMMIT: JSON.stringify(stamp.commit), TAXPREP_BUILD_DATE: JSON.stringify(stamp.date) };
+/** The values src/api/version.ts reads, stamped into the bundle; `release` marks what `npm run release` ships. */
+export function stampDefines(version, stamp, release = false) {
+  return { TAXPREP_VERSION: JSON.stringify(version), TAXPREP_COMMIT: JSON.stringify(stamp.commit), TAXPREP_BUILD_DATE: JSON.stringify(stamp.date), TAXPREP_RELEASE: JSON.stringify(release) };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
   // A clean directory: chunk names carry content hashes, so stale chunks would pile up.
   rmSync(`${root}dist`, { recursive: true, force: true });
-  await Promise.all([build({ ...buildOptions, define: stampDefines(version, buildStamp()) }), build(launchBuildOptions), build(mockBuildOptions)]);
+  await Promise.all([build({ ...buildOptions, define: stampDefines(version, buildStamp(), process.argv.includes('--release')) }), build(launchBuildOptions), build(mockBuildOptions)]);
   checkAscii(readFileSync(`${root}dist/cli.cjs`, 'latin1'));
 }

@@ -4,6 +4,7 @@
 // XDG directories point into a temporary directory that is removed at the end, once every process
 // it started has exited (the CLI writes its compiled-code cache there as it exits).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { openMockSession } from './mockSession.js';
 
@@ -81,8 +82,53 @@ async function demo() {
   await step(['deliverables', 'get', '5002']);
   await step(['deliverables', 'list', '--account', '1001', '--json']);
   await step(['status']);
+  await hooksDemo();
   await step(['doctor']);
   await step(['accounts', 'get', '999999'], { expectExit: 4 });
+}
+
+/** Runs a command without showing it; resolves with its stdout. */
+function captured(args) {
+  return new Promise((resolve, reject) => {
+    const child = session.taxprep(args, ['ignore', 'pipe', 'inherit']);
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`taxprep ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+/** A port free right now on 127.0.0.1, for the receiver. */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A hook pointing at `hooks listen`, a project moved through /_mock, and the signed delivery the receiver verified. */
+async function hooksDemo() {
+  const port = await freePort();
+  await step(['watch', '--once']);
+  await step(['hooks', 'add', `http://127.0.0.1:${port}/`, '--events', 'project.*']);
+  const [hook] = JSON.parse(await captured(['hooks', 'list', '--json'])).hooks;
+  writeFileSync(join(session.home, 'hook.secret'), await captured(['hooks', 'show', hook.id, '--secret']));
+  process.stdout.write(`\n${bold(`$ taxprep hooks listen --port ${port} --secret-file hook.secret &`)}\n`);
+  const listener = session.taxprep(['hooks', 'listen', '--port', String(port), '--secret-file', join(session.home, 'hook.secret')], ['ignore', ...childOutput]);
+  const listening = new Promise((resolve) => listener.once('exit', resolve));
+  for (let tries = 0; tries < 100; tries += 1) {
+    const up = await new Promise((resolve) => connect(port, '127.0.0.1').once('connect', function () { this.destroy(); resolve(true); }).once('error', () => resolve(false)));
+    if (up) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const appUrl = session.started.base_url.replace(/\/v1beta$/, '');
+  process.stdout.write(`\n${bold(`$ curl -X POST ${appUrl}/_mock/projects/5003 -d '{"status":"in_review","progress_percentage":80}'`)}\n`);
+  const moved = await fetch(`${appUrl}/_mock/projects/5003`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'in_review', progress_percentage: 80 }) });
+  if (!moved.ok) throw new Error(`/_mock answered ${moved.status}`);
+  await step(['watch', '--once']);
+  await step(['hooks', 'deliveries']);
+  listener.kill('SIGINT');
+  await listening;
 }
 
 const cleanUp = async () => session?.close();
@@ -103,7 +149,14 @@ await cleanUp();
 if (readerGone) {
   process.exitCode = 0;
 } else if (failure === undefined) {
-  process.stdout.write(`\n${bold('Done.')} The mock is stopped and the temporary profile removed. Try it yourself: taxprep serve --mock\n`);
+  // Commands that work in a fresh clone (taxprep is on no PATH until `npm link`), each line within 80 columns.
+  process.stdout.write(
+    `\n${bold('Done.')} The mock is stopped and the temporary profile removed.\n` +
+      'Try it yourself, from this folder:\n' +
+      '  npx taxprep serve --mock      # the mock, until Ctrl-C; then in another terminal:\n' +
+      '  npx taxprep health\n' +
+      '(`npm link` first puts taxprep on your PATH, to type it without npx.)\n',
+  );
 } else {
   process.stderr.write(`demo failed: ${failure instanceof Error ? failure.message : String(failure)}\n`);
   process.exitCode = 1;

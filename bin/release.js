@@ -4,9 +4,11 @@
 //   taxprep-<version>-linux-x64       a single executable: Node with the CLI inside, needing no Node installed
 //   taxprep_<version>_amd64.deb       that executable as /usr/bin/taxprep, with completions and man pages
 //   SHA256SUMS                        for `sha256sum -c`
-// The executable is Node's Single Executable Application: this Node's binary with a blob injected
-// (postject) that holds src/sea/main.ts as its main script and, as assets, dist/cli.cjs and every
-// module the bundle loads apart, each bundled with its own dependencies, and jq-wasm's jq.wasm.
+// The executable is Node's Single Executable Application, built by the pinned Node's own
+// `--build-sea` (bin/pinnedNode.js: an exact release of a supported LTS line, never this machine's
+// Node) from its own binary, so the blob always comes from the Node it is injected into. The blob
+// holds src/sea/main.ts as its main script and, as assets, dist/cli.cjs and every module the
+// bundle loads apart, each bundled with its own dependencies, and jq-wasm's jq.wasm.
 // .ci/release-check tests each artefact as a user would.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,15 +20,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { buildOptions, checkAscii, mockBuildOptions } from './build.js';
+import { assertSupported, PINNED_NODE, pinnedNodePath } from './pinnedNode.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const { version, description } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const out = join(root, 'release');
 const node = process.execPath;
-
-/** Node's fuse that marks a binary as holding an injected application (docs: single-executable-applications). */
-const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 /**
  * What the executable's `require` reaches besides Node's own modules: every name bin/build.js
@@ -59,9 +59,9 @@ async function bundle(options, outfile) {
     absWorkingDir: root,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: `node${PINNED_NODE.version}`,
     format: 'cjs',
-    // The main script is compiled with a code cache, under which Node 20 offers no import().
+    // The main script is compiled with a code cache, under which Node offers no import().
     supported: { 'dynamic-import': false },
     minifyWhitespace: true,
     minifySyntax: true,
@@ -86,17 +86,39 @@ export async function singleExecutable(work, executable) {
       return bundle(options, assets[name]);
     }),
   );
+  assertSupported(PINNED_NODE);
+  const pinnedNode = pinnedNodePath();
+  // Node's release binary carries its symbol table and debug information, of no use to a user:
+  // stripped before the blob goes in (stripping after would drop it).
+  const base = join(work, 'node');
+  copyFileSync(pinnedNode, base);
+  chmodSync(base, 0o755);
+  run('strip', ['--strip-all', base]);
   const config = join(work, 'sea-config.json');
-  const blob = join(work, 'taxprep.blob');
-  // useCodeCache: the main script is compiled at build time; the CLI's bundle has its own cache (src/launch.ts).
-  writeFileSync(config, JSON.stringify({ main: join(work, 'main.cjs'), output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }, null, 2));
-  run(node, ['--experimental-sea-config', config]);
-  copyFileSync(node, executable);
+  // useCodeCache: the main script is compiled at build time; the CLI's bundle has its own cache
+  // (src/launch.ts). NODE_OPTIONS applies as to any Node (execArgvExtension's default).
+  const seaConfig = { main: join(work, 'main.cjs'), executable: base, output: executable, disableExperimentalSEAWarning: true, useCodeCache: true, assets };
+  writeFileSync(config, JSON.stringify(seaConfig, null, 2));
+  run(pinnedNode, ['--build-sea', config]);
   chmodSync(executable, 0o755);
-  // Node's release binary carries its symbol table and debug information: 12 of its 99 MB, of no
-  // use to a user. Stripped before the blob goes in (stripping after would drop it).
-  run('strip', ['--strip-all', executable]);
-  run(node, [require.resolve('postject/dist/cli.js'), executable, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
+  checkStarts(executable);
+}
+
+/**
+ * Runs the new executable once, in an empty environment, and fails the build loudly unless it
+ * starts and reports the pinned Node: a blob Node would not run, or a base of the wrong Node,
+ * must never reach release/.
+ */
+function checkStarts(executable) {
+  let document;
+  try {
+    document = JSON.parse(execFileSync(executable, ['version', '--json'], { env: {}, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+  } catch (error) {
+    throw new Error(`the single executable ${executable} does not start: ${error.stderr || error.message}`);
+  }
+  if (document.runtime !== 'single executable' || document.node !== `v${PINNED_NODE.version}`) {
+    throw new Error(`the single executable ${executable} runs ${document.runtime} on Node ${document.node}, not a single executable on the pinned v${PINNED_NODE.version}`);
+  }
 }
 
 /** Files the .deb installs, by their place on the target system. */
@@ -135,7 +157,7 @@ function debianPackage(work, executable, deb) {
     'Depends: libc6 (>= 2.28), libstdc++6, libgcc-s1',
     `Installed-Size: ${Math.ceil(installedBytes / 1024)}`,
     `Description: ${description.split(',')[0]}`,
-    ' A single executable with Node inside: no Node installation is needed.',
+    ` A single executable with Node ${PINNED_NODE.version} inside: no Node installation is needed.`,
     '',
   ].join('\n');
   writeFileSync(join(staging, 'DEBIAN', 'control'), control);
@@ -154,7 +176,7 @@ async function release() {
   mkdirSync(out);
   const work = mkdtempSync(join(tmpdir(), 'taxprep-release-'));
   try {
-    run(node, ['bin/build.js']);
+    run(node, ['bin/build.js', '--release']);
     // Packed from the build above: `prepare` would build again, with another build date.
     const tarball = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]))[0].filename;
     const executable = `taxprep-${version}-linux-x64`;

@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { VERSION } from './api/version';
+import { RELEASE_BUILD, VERSION } from './api/version';
 import { addCommand, describeCommand, groupAction } from './commands/register';
 import { walk, type CommandSpec } from './commands/spec';
 import { formatHelp } from './help/layout';
@@ -8,11 +8,12 @@ import type { Dispatch } from './commands/types';
 import { createContext, type OwnedContext } from './context';
 import type { Clock, GlobalOptions, IO } from './types';
 import { ApiError, CliError, EXIT, OutputError, UsageError } from './errors';
+import { refuseCrashPointsInRelease } from './lib/crashPoints';
 import { outputFailure } from './output/write';
 import { createIO, terminalColumns } from './io';
 import { jsonFieldsOf } from './output/json';
 import { wrapMessage } from './output/wrap';
-import { durationRule, parseDuration } from './lib/duration';
+import { bareNumberNote, durationRule, parseDuration } from './lib/duration';
 
 type Env = Record<string, string | undefined>;
 
@@ -91,8 +92,8 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
   if (typeof raw.maxResponseSize === 'string') globals.maxResponseSize = raw.maxResponseSize;
   if (typeof raw.timeout === 'string') {
-    const rule = `must be ${durationRule({ bareSeconds: true })}, greater than 0`;
-    const timeoutMs = parseDuration(raw.timeout, { bareSeconds: true }) ?? 0;
+    const rule = `must be ${durationRule()}, greater than 0${bareNumberNote(raw.timeout)}`;
+    const timeoutMs = parseDuration(raw.timeout) ?? 0;
     if (timeoutMs < 1) throw new UsageError(`--timeout ${rule}`, { details: { '--timeout': [rule] } });
     globals.timeoutMs = timeoutMs;
   }
@@ -153,6 +154,12 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
   const stdout = overrides.io?.stdout ?? process.stdout;
   const stderr = overrides.io?.stderr ?? process.stderr;
   const stdin = overrides.io?.stdin ?? process.stdin;
+  // Before anything runs: a shipped build never dies at a test's crash point.
+  const refusal = RELEASE_BUILD ? refuseCrashPointsInRelease(env) : undefined;
+  if (refusal !== undefined) {
+    stderr.write(`error: ${refusal}\n`);
+    return EXIT.USAGE;
+  }
   let json = asksForJson(argv);
   let verbose = argv.includes('--verbose');
   let exitCode: number = EXIT.OK;

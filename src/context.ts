@@ -1,5 +1,6 @@
 import type { ApiClient } from './api/types';
 import { openUrl, readSecret, systemClock } from './io';
+import type { LearnedStore } from './config/learned';
 import type { Clock, Context, GlobalOptions, IO, ProfileStore, ResolvedSettings } from './types';
 
 /** What `createContext` is built from; tests pass fake streams, an environment and a clock. */
@@ -32,6 +33,7 @@ export function createContext(options: ContextOptions): OwnedContext {
   let store: Promise<ProfileStore> | undefined;
   let settings: Promise<ResolvedSettings> | undefined;
   let client: Promise<OwnedClient> | undefined;
+  let learned: Promise<LearnedStore> | undefined;
   const others: Array<Promise<OwnedClient>> = [];
   let interruption: AbortController | undefined;
   let stopListening: (() => void) | undefined;
@@ -39,10 +41,11 @@ export function createContext(options: ContextOptions): OwnedContext {
   const profiles = () =>
     (store ??= import('./config/store').then(({ openProfileStore }) => openProfileStore(env)));
 
-  const makeClient = (resolved: ResolvedSettings, apiKey: string | undefined, retry: boolean): Promise<OwnedClient> =>
+  const makeClient = (resolved: ResolvedSettings, apiKey: string | undefined, retry: boolean, learnedStore?: LearnedStore): Promise<OwnedClient> =>
     Promise.all([import('./api/client'), import('./output/statusLine')]).then(([{ createApiClient }, { createStatusLine }]) =>
       createApiClient({
         baseUrl: resolved.baseUrl,
+        learned: learnedStore,
         apiKey,
         settings: resolved,
         globals: { ...globals, retry: globals.retry && retry },
@@ -80,9 +83,11 @@ export function createContext(options: ContextOptions): OwnedContext {
       const resolved = await context.settings();
       const { checkApiKey, usableApiKey } = await import('./config/settings');
       if (apiOptions.requireKey !== false) checkApiKey(resolved);
-      client ??= makeClient(resolved, usableApiKey(resolved), apiOptions.retry !== false);
+      client ??= context.learned().then((store) => makeClient(resolved, usableApiKey(resolved), apiOptions.retry !== false, store));
       return (await client).api;
     },
+    learned: () =>
+      (learned ??= Promise.all([context.settings(), import('./config/learned')]).then(([resolved, { openLearnedStore }]) => openLearnedStore(env, resolved.profileName, resolved.baseUrl))),
     readSecret: (prompt) => readSecret(io, prompt),
     openUrl: (url) => openUrl(io, env, url),
     interrupted() {

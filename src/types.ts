@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ApiClient } from './api/types';
+import type { LearnedStore } from './config/learned';
 
 /**
  * The types every layer shares: streams, settings, profiles, the clock and the context commands
@@ -56,6 +57,10 @@ export interface ResolvedSettings {
   maxResponseBytes: number;
   /** The query parameter name sent for each filter the contract does not name (`projects.type` -> `type`). */
   queryParameters: Record<string, string>;
+  /** The profile's `upload_max_size` in bytes, when set by hand (the contract does not show the limit). */
+  uploadMaxBytes?: number;
+  /** The profile's `upload_types` (media types and `.extensions`, lower case), when set by hand. */
+  uploadTypes?: string[];
 }
 
 export interface Profile {
@@ -66,6 +71,10 @@ export interface Profile {
   maxResponseSize?: string;
   /** `query_parameters` in the file: names of the filters the contract does not show. */
   queryParameters?: Record<string, string>;
+  /** `upload_max_size` in the file, e.g. "25MB": the service's upload limit, when known. */
+  uploadMaxSize?: string;
+  /** `upload_types` in the file: the file types the service takes, when known. */
+  uploadTypes?: string[];
 }
 
 /** The profile store (src/config/): read directly, written through conf; file mode 0600, one default profile. */
@@ -114,6 +123,8 @@ export interface Context {
   clock: Clock;
   profiles(): Promise<ProfileStore>;
   settings(): Promise<ResolvedSettings>;
+  /** What was learned from the service of the resolved settings (profile and base URL): src/config/learned.ts. */
+  learned(): Promise<LearnedStore>;
   /** An API client for the resolved settings; fails with `MissingCredentialsError` when `requireKey` and no key is set. */
   api(options?: ApiOptions): Promise<ApiClient>;
   /** Reads a secret: a hidden prompt on a terminal, else one line of stdin. */

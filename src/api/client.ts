@@ -13,6 +13,10 @@ import { LIST_KEYS, misfit, PARSE_WITHOUT_JIT, tolerantReader, type TolerantResp
 import { createTransport, rateLimitWait, type HttpResult, type OutgoingRequest, type Transport } from './http';
 import type { StatusLine } from '../output/statusLine';
 import { DEFAULT_MAX_RETRIES, RETRY_BUDGET_MS } from './retry';
+import type { LearnedStore } from '../config/learned';
+import { ruleFromRefusal } from './uploadRules';
+import { formatBytes } from '../output/progress';
+import { findOffsetName } from './queryNames';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** `pages()` asks for the contract's largest page unless told otherwise: fewest requests. */
@@ -42,6 +46,8 @@ export interface ApiClientOptions {
   log: (line: string) => void;
   /** Where retry notes go: see src/output/statusLine.ts. */
   retryNotes: StatusLine;
+  /** What was learned of this profile and base URL (upload rules, the offset's name); read and added to. */
+  learned?: LearnedStore;
 }
 
 /** A list answer as read: the page to show, and what paging needs of what was sent. */
@@ -51,6 +57,8 @@ interface ListRead<N extends EndpointName> {
   sent: number;
   /** Their ids in order (as JSON), to notice a page that repeats. */
   ids: string;
+  /** The items as sent, before any was dropped. */
+  sentItems: unknown[];
 }
 
 export function createApiClient(options: ApiClientOptions): { api: ApiClient; close(): Promise<void> } {
@@ -79,10 +87,44 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     warn(line);
   };
 
-  /** A query parameter's name as sent: the contract's, unless the settings rename the filter. */
+  /**
+   * A query parameter's name as sent: the contract's, unless the settings rename the filter; a
+   * name not renamed by hand is the one learned from the service (`--all` finding the offset's).
+   */
   function parameterName(name: EndpointName, key: string): string {
     const setting = configurableFilter(name, key);
-    return (setting === undefined ? undefined : options.settings.queryParameters[setting]) ?? key;
+    if (setting === undefined) return key;
+    const configured = options.settings.queryParameters[setting] ?? key;
+    if (configured !== CONFIGURABLE_QUERY_PARAMETERS[setting as keyof typeof CONFIGURABLE_QUERY_PARAMETERS]) return configured;
+    return options.learned?.read().query_parameters?.[setting]?.value ?? configured;
+  }
+
+  /**
+   * Remembers the rule an upload refusal names (its details give the limit or the types) for this
+   * profile and base URL, and says so after the service's message.
+   */
+  function learnFromUploadRefusal(result: HttpResult): string | undefined {
+    if (options.learned === undefined || ![400, 413, 415].includes(result.status)) return undefined;
+    let body: unknown;
+    try {
+      body = JSON.parse(result.text);
+    } catch {
+      return undefined;
+    }
+    const rule = ruleFromRefusal(result.status, body);
+    if (rule.maxBytes === undefined && rule.types === undefined) return undefined;
+    const code = (body as { error?: { code?: unknown } }).error?.code;
+    const learned = { learned_at: options.clock.now().toISOString(), from: `HTTP ${result.status}${typeof code === 'string' ? ` ${sanitizeLine(code)}` : ''}` };
+    options.learned.update((known) => ({
+      ...known,
+      ...(rule.maxBytes === undefined ? {} : { upload_max_bytes: { value: rule.maxBytes, ...learned } }),
+      ...(rule.types === undefined ? {} : { upload_types: { value: rule.types, ...learned } }),
+    }));
+    const said = [
+      ...(rule.maxBytes === undefined ? [] : [`an upload limit of ${formatBytes(rule.maxBytes)}`]),
+      ...(rule.types === undefined ? [] : [`the file types ${rule.types.join(', ')}`]),
+    ].join(' and ');
+    return `The service named ${said}: taxprep remembers it for this profile and base URL, refuses a file beyond it before sending, and \`taxprep doctor\` shows it (${options.learned.path}).`;
   }
 
   async function send<N extends EndpointName>(name: N, input: CallInput<N>): Promise<{ result: HttpResult; query: Record<string, unknown> }> {
@@ -189,7 +231,39 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       sent: sentItems.length,
       // An item without an id (one that does not fit) is compared whole.
       ids: JSON.stringify(sentItems.map((item) => (item as { id?: unknown } | null)?.id ?? item)),
+      sentItems,
     };
+  }
+
+  /**
+   * A page of a list for findOffsetName: the filters of `input` as named for the service, and
+   * `extra` (a limit, offset names) as given; the items as sent, or why there are none.
+   */
+  async function askList<N extends EndpointName>(name: N, input: CallInput<N>, key: string, extra: Record<string, string>): Promise<Array<Record<string, unknown>> | string> {
+    const spec = endpoints[name];
+    const query = 'query' in spec ? (checkInput(spec.query, { ...(input.query ?? {}), offset: undefined, limit: undefined }, 'query') as Record<string, unknown>) : {};
+    const params = 'params' in spec ? checkInput(spec.params, input.params, 'path') : {};
+    const url = new URL(endpointPath(spec.path, params as Record<string, string | number>).slice(1), base);
+    for (const [field, value] of Object.entries(query)) if (value !== undefined && !PAGING_KEYS.has(field)) url.searchParams.set(parameterName(name, field), String(value));
+    for (const [field, value] of Object.entries(extra)) url.searchParams.set(field, value);
+    const result = await transport.send({ method: spec.method, url, authenticated: 'permission' in spec, signal: input.signal });
+    if (result.status < 200 || result.status > 299) return `the service answered HTTP ${result.status}`;
+    try {
+      const items = (JSON.parse(result.text) as Record<string, unknown> | null)?.[key];
+      return Array.isArray(items) ? (items as Array<Record<string, unknown>>) : `the answer has no ${key} list`;
+    } catch {
+      return 'the answer is not JSON';
+    }
+  }
+
+  /** Keeps the offset name found for this profile and base URL, and says so once. */
+  function rememberOffsetName(setting: string, ignored: string, found: string, requests: number): void {
+    options.learned?.update((known) => ({
+      ...known,
+      query_parameters: { ...known.query_parameters, [setting]: { value: found, learned_at: options.clock.now().toISOString(), from: `--all found it after a repeated page (${requests} request${requests === 1 ? '' : 's'})` } },
+    }));
+    const where = options.learned === undefined ? 'for this run' : `for this profile and base URL from now on (${options.learned.path}; \`taxprep doctor\` shows it)`;
+    options.log(`note: the service ignores the query parameter "${ignored}" and honours "${found}" as the offset of ${LIST_OF_ENDPOINT.listDeliverables}; taxprep uses "${found}" ${where}`);
   }
 
   /** A 2xx whose coding could not be read: the service acknowledged it, so it is done, with a warning. */
@@ -229,12 +303,23 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
         return { body, headers: { ...form.getHeaders(), 'content-length': String(length) } };
       };
       const request: OutgoingRequest = { method: 'POST', url, authenticated: true, body: { stream }, signal: uploadOptions.signal };
-      return readAnswer('uploadDocument', await transport.send(request));
+      const result = await transport.send(request);
+      const learnedNote = learnFromUploadRefusal(result);
+      try {
+        return readAnswer('uploadDocument', result);
+      } catch (error) {
+        if (learnedNote === undefined || !(error instanceof ApiError)) throw error;
+        throw new ApiError(error.status, error.toBody(), { hint: error.hint === undefined ? learnedNote : `${error.hint}\n${learnedNote}`, retryAfterSeconds: error.retryAfterSeconds });
+      }
     },
 
     /**
-     * Ends on its own: when `has_more` is false, a page is empty, the offset reaches `total_count`,
-     * or a page repeats the previous one; beyond `maxPages` pages it fails with LIMIT.
+     * Ends on its own: when `has_more` is false, a page is empty, the offset reaches `total_count`;
+     * beyond `maxPages` pages it fails with LIMIT. A page that repeats the previous one means the
+     * service ignored the offset as named: for a list whose offset's name the contract leaves
+     * unconfirmed, the name the service honours is looked for (findOffsetName), remembered for the
+     * profile and base URL, and paging goes on under it; otherwise, or when no name is found, it
+     * fails with INVALID_RESPONSE (exit 8) after the pages read: never a short list as a success.
      */
     async *pages(name, input = {}, pageOptions = {}) {
       const maxPages = pageOptions.maxPages ?? DEFAULT_MAX_PAGES;
@@ -242,7 +327,10 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       const query = { ...(input.query as Record<string, unknown> | undefined) };
       let offset = Number(query.offset ?? 0);
       const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+      const offsetSetting = configurableFilter(name, 'offset');
       let previousIds: string | undefined;
+      let firstItems: unknown[] | undefined;
+      let searched = false;
       for (let pageNumber = 1; ; pageNumber += 1) {
         if (pageNumber > maxPages) {
           throw new LimitError('TOO_MANY_PAGES', `stopped after ${maxPages} pages (${offset} ${key}): the service still said more follow`, {
@@ -252,10 +340,19 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
         }
         const read = await readList(name, { ...input, query: { ...query, limit, offset } } as CallInput<typeof name>);
         if (read.sent > 0 && read.ids === previousIds) {
-          warn(repeatedPage(key, offset, parameterName(name, 'offset'), configurableFilter(name, 'offset')));
-          return;
+          const parameter = parameterName(name, 'offset');
+          if (offsetSetting === undefined || searched) throw repeatedPage(key, offset, parameter, offsetSetting);
+          searched = true;
+          // The first page read is the list's start only when paging began at offset 0; otherwise the finder reads the start itself.
+          const baseline = Number(query.offset ?? 0) === 0 ? (firstItems as Array<Record<string, unknown>>) : [];
+          const finding = await findOffsetName((extra) => askList(name, input, key, extra), parameter, baseline);
+          if ('problem' in finding) throw repeatedPage(key, offset, parameter, offsetSetting, `${finding.problem} (${finding.requests} request${finding.requests === 1 ? '' : 's'} spent looking)`);
+          rememberOffsetName(offsetSetting, parameter, finding.found, finding.requests);
+          pageNumber -= 1;
+          continue;
         }
         previousIds = read.ids;
+        firstItems ??= read.sentItems;
         yield read.page;
         const { has_more: hasMore, total_count: totalCount } = read.page.data as { has_more?: unknown; total_count?: unknown };
         offset += read.sent;
@@ -320,15 +417,16 @@ function undecodableAnswer(result: HttpResult, reason: string): ProtocolError | 
 }
 
 /**
- * Why `--all` stopped early: a page that repeats the previous one most likely means the service
- * ignores the offset parameter as named, and the list shown is incomplete.
+ * Why `--all` stopped early: a page that repeats the previous one means the service ignores the
+ * offset as named, so the list read is incomplete; a failure, never a short list with exit 0.
  */
-function repeatedPage(key: string, offset: number, parameter: string, setting: string | undefined): string {
-  const rename = setting === undefined ? '' : `, and set "${setting}" in ${ENVIRONMENT_VARIABLES.queryParameters} or the profile's query_parameters (\`taxprep doctor --save\` does it)`;
-  return (
-    `the service sent the same ${key} again at offset ${offset}; stopping there, so the list shown may be incomplete. ` +
-    `The likely cause: the service ignores the query parameter "${parameter}" (it names its offset differently). ` +
-    `Run \`taxprep doctor\` to find the name it honours${rename}`
+function repeatedPage(key: string, offset: number, parameter: string, setting: string | undefined, searched?: string): ProtocolError {
+  const rename = setting === undefined ? undefined : `If you know the service's name for the offset, set "${setting}" in ${ENVIRONMENT_VARIABLES.queryParameters} or the profile's query_parameters.`;
+  const looked = searched === undefined ? '' : `; no other name was found: ${searched}`;
+  return new ProtocolError(
+    `the service sent the same ${key} again at offset ${offset}, as if it ignored the query parameter "${parameter}"${looked}; ` +
+      `the ${key} read are shown, but the list is incomplete: run \`taxprep doctor\` to see which names the service honours`,
+    { ...(rename === undefined ? {} : { hint: rename }), details: { offset, parameter, ...(setting === undefined ? {} : { setting }) } },
   );
 }
 

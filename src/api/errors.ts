@@ -1,4 +1,5 @@
 import { ErrorBody } from '../contract/errors';
+import { endsInVersion } from '../contract/version';
 import { ApiError, NetworkError, NotTheApiError } from '../errors';
 import { sanitizeDeep, sanitizeLine } from '../output/sanitize';
 import type { NetworkFailureKind } from './retry';
@@ -29,7 +30,8 @@ export function hintFor(status: number, body: ErrorBody, context: ErrorContext):
       return `This key lacks the ${permission ?? 'required'} permission. Ask the service operator to grant it, or use a profile whose key has it (--profile).`;
     }
     case 'ACCESS_DENIED':
-      return 'The record belongs to another partner. Check the id, and that this is the right profile (`taxprep whoami`).';
+      // The service's message already says whose record it is: the hint says only what to check.
+      return 'Check the id, and that this is the right profile (`taxprep whoami` shows the one in use).';
     case 'ACCOUNT_SUSPENDED':
       return 'The account is suspended. Contact support to reactivate it; no login link can be generated until then.';
     case 'RATE_LIMIT_EXCEEDED': {
@@ -47,19 +49,33 @@ export function hintFor(status: number, body: ErrorBody, context: ErrorContext):
 
 export const NOT_THE_API_MESSAGE = "this does not look like the service's API: check the base URL (it should end in /v1beta)";
 
+/** What a command that uses the settings tells a wrong base URL to do. */
+const CHANGE_SETTINGS = 'Show the settings with `taxprep whoami`; change them with `taxprep profiles add <name> --base-url https://.../v1beta` or TAXPREP_BASE_URL.';
+
 /** A wrong base URL answers, but not in the service's shapes: HTML, plain text, a foreign 404. */
 export function notTheApi(status: number, text: string, baseUrl: string): NotTheApiError {
   const snippet = bodySnippet(text);
-  return new NotTheApiError(NOT_THE_API_MESSAGE, {
-    details: { status, base_url: baseUrl, ...(snippet ? { body: snippet } : {}) },
-    hint: `${baseUrl} answered HTTP ${status}${snippet ? ` with "${snippet}"` : ''}. Show the settings with \`taxprep whoami\`; change them with \`taxprep profiles add <name> --base-url https://.../v1beta\` or TAXPREP_BASE_URL.`,
+  return notTheApiWith({ status, base_url: baseUrl, ...(snippet ? { body: snippet } : {}) }, CHANGE_SETTINGS);
+}
+
+/** The same error with other advice (`profiles add`, whose base URL is not in the settings yet). */
+export function notTheApiWith(details: Record<string, unknown>, advice: string, prefix = ''): NotTheApiError {
+  const snippet = typeof details.body === 'string' ? details.body : '';
+  return new NotTheApiError(`${NOT_THE_API_MESSAGE}${prefix}`, {
+    details,
+    hint: `${String(details.base_url)} answered HTTP ${String(details.status)}${snippet ? ` with "${snippet}"` : ''}. ${advice}`,
   });
 }
+
+/** The 404 codes that name a kind of record: an answer with one of them came from the API (see `apiErrorFrom`). */
+const RECORD_NOT_FOUND_CODES: ReadonlySet<string> = new Set(['ACCOUNT_NOT_FOUND', 'USER_NOT_FOUND', 'DELIVERABLE_NOT_FOUND', 'DOCUMENT_NOT_FOUND', 'PROJECT_NOT_FOUND']);
 
 /**
  * The error for a non-2xx answer. Everything the service wrote is sanitised here, once, before it
  * can reach a terminal. A 404 without the contract's error body is a wrong base URL, not a missing
- * record; any other status without one still yields an error with a code of its own: `HTTP_<status>`.
+ * record; so is a 404 that names no kind of record (a server's "No route") from a base URL that
+ * lacks the contract's `/v1beta`. Any other status without the body still yields an error with a
+ * code of its own: `HTTP_<status>`.
  */
 export function apiErrorFrom(status: number, text: string, context: ErrorContext, retryAfterMs?: number): ApiError | NotTheApiError {
   let body: ErrorBody | undefined;
@@ -69,7 +85,9 @@ export function apiErrorFrom(status: number, text: string, context: ErrorContext
   } catch {
     // Not JSON: described below from the status alone.
   }
-  if (body === undefined && status === 404) return notTheApi(status, text, context.baseUrl);
+  if (status === 404 && (body === undefined || (!RECORD_NOT_FOUND_CODES.has(body.error.code) && !endsInVersion(context.baseUrl)))) {
+    return notTheApi(status, text, context.baseUrl);
+  }
   body ??= { error: { code: `HTTP_${status}`, message: describeStatus(status, text) } };
   const clean: ErrorBody = { error: { code: sanitizeLine(body.error.code), message: sanitizeLine(body.error.message) } };
   if (body.error.details !== undefined) clean.error.details = sanitizeDeep(body.error.details) as Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, truncate, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock, Context } from '../types';
 import { CliError, UsageError } from '../errors';
@@ -41,22 +41,44 @@ export interface LedgerLines<E> {
 
 /** Reads a ledger's complete lines; a missing file is an empty ledger, an unknown line is damage. */
 export async function readLedgerLines<E extends { type: string }>(path: string, kind: LedgerKind): Promise<LedgerLines<E>> {
-  let content: string;
+  const entries: E[] = [];
+  const { completeLength } = await forEachLedgerLine<E>(path, kind, (entry) => entries.push(entry));
+  return { entries, completeLength };
+}
+
+/**
+ * Reads a ledger line by line, handing each entry to `apply` as it is parsed, so that a large
+ * ledger (a webhook outbox of 100,000 pending deliveries) is never held whole as text beside its
+ * entries. Returns how many lines were read and the byte length of the complete ones.
+ */
+export async function forEachLedgerLine<E extends { type: string }>(path: string, kind: LedgerKind, apply: (entry: E) => void): Promise<{ lines: number; completeLength: number }> {
+  let stream;
   try {
-    content = await readFile(path, 'utf8');
+    const handle = await open(path, 'r');
+    stream = handle.createReadStream();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], completeLength: 0 };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { lines: 0, completeLength: 0 };
     throw error;
   }
-  const end = content.lastIndexOf('\n') + 1;
-  const entries: E[] = [];
-  content
-    .slice(0, end)
-    .split('\n')
-    .forEach((line, index) => {
-      if (line.trim() !== '') entries.push(parseEntry<E>(line, index + 1, path, kind));
-    });
-  return { entries, completeLength: Buffer.byteLength(content.slice(0, end)) };
+  let lines = 0;
+  let lineNumber = 0;
+  let completeLength = 0;
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let buffer = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+    for (let end = buffer.indexOf(0x0a); end !== -1; end = buffer.indexOf(0x0a)) {
+      const line = buffer.toString('utf8', 0, end);
+      lineNumber += 1;
+      completeLength += end + 1;
+      if (line.trim() !== '') {
+        apply(parseEntry<E>(line, lineNumber, path, kind));
+        lines += 1;
+      }
+      buffer = buffer.subarray(end + 1);
+    }
+    rest = Buffer.from(buffer);
+  }
+  return { lines, completeLength };
 }
 
 function parseEntry<E>(line: string, lineNumber: number, path: string, kind: LedgerKind): E {
@@ -122,9 +144,7 @@ export class LedgerAppender {
   append(entry: unknown, options: { wait?: boolean } = {}): Promise<void> {
     const written = new Promise<void>((resolve, reject) => {
       this.queue.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = undefined;
-      });
+      this.flushing ??= this.flush();
     });
     if (options.wait !== false) return written;
     written.catch((error: unknown) => {
@@ -140,6 +160,11 @@ export class LedgerAppender {
     if (this.failure !== undefined) throw this.failure;
   }
 
+  /**
+   * Writes batches until the queue is empty, and says so in the same tick as it sees it empty: a
+   * `.finally` a microtask later left a gap in which a line queued by a concurrent caller found a
+   * flush still marked running, and waited for ever.
+   */
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0);
@@ -152,6 +177,7 @@ export class LedgerAppender {
         for (const item of batch) item.reject(error);
       }
     }
+    this.flushing = undefined;
   }
 }
 
@@ -180,10 +206,9 @@ export abstract class LedgerState<E extends { type: string }> {
 
   /** Reads the file into the state; a missing file is an empty ledger. */
   async read(): Promise<this> {
-    const read = await readLedgerLines<E>(this.path, this.kind);
+    const read = await forEachLedgerLine<E>(this.path, this.kind, (entry) => this.apply(entry));
     this.completeLength = read.completeLength;
-    this.lines = read.entries.length;
-    for (const entry of read.entries) this.apply(entry);
+    this.lines = read.lines;
     return this;
   }
 

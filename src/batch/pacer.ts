@@ -175,3 +175,27 @@ export async function* pacedPages<P extends { headers: Record<string, string> }>
     yield next.value;
   }
 }
+
+/**
+ * A hard ceiling of `requests` starts per sliding `windowMs` (rclone's --tpslimit), for a
+ * destination that says nothing about its limits: a webhook receiver's `--rate`.
+ */
+export class WindowLimiter {
+  private readonly starts: number[] = [];
+
+  constructor(
+    private readonly requests: number,
+    private readonly windowMs: number,
+  ) {}
+
+  /** Milliseconds until a start is allowed (0: now). */
+  waitMs(nowMs: number): number {
+    while (this.starts.length > 0 && this.starts[0]! <= nowMs - this.windowMs) this.starts.shift();
+    return this.starts.length < this.requests ? 0 : this.starts[0]! + this.windowMs - nowMs;
+  }
+
+  /** Counts a start; call only when `waitMs` said 0. */
+  take(nowMs: number): void {
+    this.starts.push(nowMs);
+  }
+}

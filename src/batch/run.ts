@@ -171,6 +171,22 @@ export function cells(values: string[], out: Output): string {
   return `${values.filter((cell) => cell !== '').join(out.forPeople ? '  ' : '\t')}\n`;
 }
 
+/** A cell's width on a terminal, without its colour codes (cells hold codes, ids, emails and paths: one column a character). */
+export function plainWidth(text: string): number {
+  return text.replace(/\u001b\[[0-9;]*m/g, '').length;
+}
+
+/**
+ * `cells`, with each cell but the last padded on a terminal to `widths` (the widest value of its
+ * column over the whole run, known from the plan), so that lines printed one at a time, as items
+ * finish, line up.
+ */
+export function alignedCells(values: string[], widths: readonly number[], out: Output): string {
+  if (!out.forPeople) return cells(values, out);
+  const last = values.length - 1;
+  return cells(values.map((value, index) => (index < last && widths[index] !== undefined ? value + ' '.repeat(Math.max(0, widths[index]! - plainWidth(value))) : value)), out);
+}
+
 /** Failures shown in the summary, so that stderr alone (a cron job's log) names them. */
 const SUMMARY_FAILURES = 20;
 

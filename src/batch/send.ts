@@ -1,5 +1,6 @@
 import type { ApiResponse } from '../api/types';
-import { ApiError, CliError, MissingCredentialsError, NetworkError } from '../errors';
+import { ApiError, CliError, MissingCredentialsError, NetworkError, NotTheApiError } from '../errors';
+import { crashPoint } from '../lib/crashPoints';
 import type { RateLimitPacer } from './pacer';
 
 /**
@@ -16,7 +17,8 @@ export function provablyNotApplied(error: unknown): boolean {
  * cannot be reached. A batch stops starting items and exits with the failure's own code.
  */
 export function isGlobalFailure(error: unknown): boolean {
-  if (error instanceof NetworkError || error instanceof MissingCredentialsError) return true;
+  // A wrong base URL (NotTheApiError) fails every item alike.
+  if (error instanceof NetworkError || error instanceof MissingCredentialsError || error instanceof NotTheApiError) return true;
   return error instanceof ApiError && ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMIT_EXCEEDED'].includes(error.code);
 }
 
@@ -28,22 +30,27 @@ export interface TrackedWrite<T> {
   send(): Promise<ApiResponse<T>>;
   /** The service provably did nothing (`provablyNotApplied`): the intent is settled by this line. */
   recordRefused(intent: string, error: CliError): Promise<void>;
+  /** The answer arrived: the line that settles the intent with what the service made. */
+  recordDone(intent: string, response: ApiResponse<T>): Promise<void>;
   /** The service's time at the answer when the answer tells it (a `created_at`), for the pacer. */
   serviceNow?(response: ApiResponse<T>): number | undefined;
 }
 
 /**
  * Sends one write paced to the key's rate limit, with the ledger kept exact: the intent is on disk
- * before the request leaves. When the service provably did nothing the intent is settled as
- * refused and the error rethrown; any other failure leaves the intent open (uncertain), since the
- * write may have happened. The caller records the success line after this resolves.
+ * before the request leaves, and the answer is recorded after it arrives. When the service
+ * provably did nothing the intent is settled as refused and the error rethrown; any other failure
+ * leaves the intent open (uncertain), since the write may have happened. A kill at any of the
+ * named crash points leaves the ledger in a state the next run resolves without a duplicate.
  */
 export async function sendTracked<T>(write: TrackedWrite<T>, options: { pacer?: RateLimitPacer; signal?: AbortSignal }): Promise<{ intent: string; response: ApiResponse<T> }> {
   const sequence = await options.pacer?.acquire(options.signal);
   let intent: string;
   let response: ApiResponse<T>;
   try {
+    crashPoint('batch.before-intent');
     intent = await write.recordIntent();
+    crashPoint('batch.after-intent');
     try {
       response = await write.send();
     } catch (error) {
@@ -55,5 +62,8 @@ export async function sendTracked<T>(write: TrackedWrite<T>, options: { pacer?: 
     throw error;
   }
   if (sequence !== undefined) options.pacer!.record(sequence, response.headers, write.serviceNow?.(response));
+  crashPoint('batch.after-request');
+  await write.recordDone(intent, response);
+  crashPoint('batch.after-record');
   return { intent, response };
 }

@@ -1,4 +1,5 @@
 import { help } from '../help/register';
+import { hooks } from './hooks/register';
 import { accounts } from './accounts/register';
 import { api } from './api/register';
 import { complete, completion } from './completion/register';
@@ -40,5 +41,5 @@ export const program: CommandSpec = {
     'taxprep docs list 1001 --json id,filename',
     'taxprep help formatting   # or: flags, environment, exit-codes, a command',
   ],
-  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, profiles, whoami, doctor, api, serve, completion, complete, help, version],
+  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, whoami, doctor, api, serve, completion, complete, help, version],
 };

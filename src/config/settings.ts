@@ -1,5 +1,6 @@
 import { CONTRACT_API_KEY_HINT, hasApiKeyShape } from '../contract/apiKeys';
-import { BASE_PATH } from '../contract/version';
+import { BASE_PATH, endsInVersion } from '../contract/version';
+import { normalType } from '../contract/uploads';
 import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
 import { MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
 
@@ -22,12 +23,30 @@ const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, m
 const SIZE_RULE = 'must be a size such as 8MB, 512KB or 1048576 (bytes), from 1KB to 1GB';
 
 /** "8MB" -> 8388608 (units are powers of 1024, as taxprep prints sizes). */
-export function parseSize(text: string, where: string): number {
+export function parseSize(text: string, where: string, field = 'max_response_size', rule = SIZE_RULE, maxBytes = 1024 ** 3): number {
   const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
   const unit = match ? SIZE_UNITS[match[2]!.toLowerCase()] : undefined;
   const bytes = match && unit !== undefined ? Math.round(Number(match[1]) * unit) : NaN;
-  if (!(bytes >= 1024 && bytes <= 1024 ** 3)) throw new UsageError(`${where} ${SIZE_RULE}`, { details: { max_response_size: [SIZE_RULE] } });
+  if (!(bytes >= 1024 && bytes <= maxBytes)) throw new UsageError(`${where} ${rule}`, { details: { [field]: [rule] } });
   return bytes;
+}
+
+const UPLOAD_SIZE_RULE = 'must be a size such as 25MB, 500MB or 2GB, from 1KB to 1TB';
+const UPLOAD_TYPES_RULE = 'must be a list of media types (application/pdf) or file extensions (.pdf)';
+
+/** The profile's hand-set upload rules, checked: the service's limit and the types it takes, when the user knows them. */
+function profileUploadRules(profile: Profile | undefined): Pick<ResolvedSettings, 'uploadMaxBytes' | 'uploadTypes'> {
+  if (profile === undefined) return {};
+  const rules: Pick<ResolvedSettings, 'uploadMaxBytes' | 'uploadTypes'> = {};
+  if (profile.uploadMaxSize !== undefined) rules.uploadMaxBytes = parseSize(profile.uploadMaxSize, `upload_max_size of profile "${profile.name}"`, 'upload_max_size', UPLOAD_SIZE_RULE, 1024 ** 4);
+  if (profile.uploadTypes !== undefined) {
+    const types = profile.uploadTypes.map(normalType);
+    if (types.length === 0 || types.some((type) => type === undefined)) {
+      throw new UsageError(`upload_types of profile "${profile.name}" ${UPLOAD_TYPES_RULE}`, { details: { upload_types: [UPLOAD_TYPES_RULE] } });
+    }
+    rules.uploadTypes = types as string[];
+  }
+  return rules;
 }
 
 /**
@@ -188,6 +207,7 @@ export async function resolveSettings(input: {
     apiKeySource,
     maxResponseBytes,
     queryParameters,
+    ...profileUploadRules(profile),
   };
   if (profileSource !== undefined) resolved.profileSource = profileSource;
   return resolved;
@@ -195,7 +215,7 @@ export async function resolveSettings(input: {
 
 /** Whether a base URL ends in the contract's version segment; `profiles add` and `whoami` warn when not. */
 export function baseUrlVersionWarning(baseUrl: string): string | undefined {
-  if (new URL(baseUrl).pathname.replace(/\/+$/, '').endsWith(BASE_PATH)) return undefined;
+  if (endsInVersion(baseUrl)) return undefined;
   return `warning: the base URL ${baseUrl} does not end in ${BASE_PATH}, the service's version segment; requests will likely miss the API (e.g. https://partner-api.example.com${BASE_PATH}).`;
 }
 

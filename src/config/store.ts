@@ -19,6 +19,8 @@ interface StoredProfile {
   api_key: string;
   max_response_size?: string;
   query_parameters?: Record<string, string>;
+  upload_max_size?: string;
+  upload_types?: string[];
   [key: string]: unknown;
 }
 interface StoredProfiles {
@@ -70,12 +72,16 @@ export function openProfileStore(env: Env): ProfileStore {
     const profile: Profile = { name, baseUrl: stored.base_url, apiKey: stored.api_key };
     if (stored.max_response_size !== undefined) profile.maxResponseSize = stored.max_response_size;
     if (stored.query_parameters !== undefined) profile.queryParameters = stored.query_parameters;
+    if (stored.upload_max_size !== undefined) profile.uploadMaxSize = stored.upload_max_size;
+    if (stored.upload_types !== undefined) profile.uploadTypes = stored.upload_types;
     return profile;
   };
   const toStored = (profile: Profile): StoredProfile => {
     const stored: StoredProfile = { base_url: profile.baseUrl, api_key: profile.apiKey };
     if (profile.maxResponseSize !== undefined) stored.max_response_size = profile.maxResponseSize;
     if (profile.queryParameters !== undefined) stored.query_parameters = profile.queryParameters;
+    if (profile.uploadMaxSize !== undefined) stored.upload_max_size = profile.uploadMaxSize;
+    if (profile.uploadTypes !== undefined) stored.upload_types = profile.uploadTypes;
     return stored;
   };
 
@@ -139,7 +145,9 @@ function checkStoredProfiles(value: unknown): StoredProfiles {
       if (!isObject(profile)) problems.push(`profiles.${name}: must be an object`);
       else {
         for (const field of ['base_url', 'api_key']) if (typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
-        if (profile.max_response_size !== undefined && typeof profile.max_response_size !== 'string') problems.push(`profiles.${name}.max_response_size: must be a string`);
+        for (const field of ['max_response_size', 'upload_max_size']) if (profile[field] !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
+        const types = profile.upload_types;
+        if (types !== undefined && !(Array.isArray(types) && types.every((type) => typeof type === 'string'))) problems.push(`profiles.${name}.upload_types: must be an array of strings`);
         const parameters = profile.query_parameters;
         if (parameters !== undefined && !(isObject(parameters) && Object.values(parameters).every((value) => typeof value === 'string'))) {
           problems.push(`profiles.${name}.query_parameters: must be an object of strings`);

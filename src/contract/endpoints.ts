@@ -7,6 +7,8 @@ import {
   DocumentPath,
   DocumentUploadFields,
   LoginLinkRequest,
+  MockDocumentUploadFields,
+  MockLoginLinkRequest,
   ProjectListQuery,
   ProjectPath,
 } from './requests';
@@ -52,6 +54,8 @@ export interface Endpoint {
   query?: z.ZodType;
   /** JSON body schema; `multipart` marks the upload, whose fields are `uploadFields` plus `file`. */
   body?: z.ZodType;
+  /** The body as the mock takes it, when the mock adds rules of its own that the contract does not show (the client checks `body`). */
+  mockBody?: z.ZodType;
   multipart?: true;
   response: z.ZodType;
   successStatus: 200 | 201;
@@ -82,6 +86,7 @@ export const endpoints = {
     permission: 'login_links:write',
     params: AccountPath,
     body: LoginLinkRequest,
+    mockBody: MockLoginLinkRequest,
     response: LoginLinkRecord,
     successStatus: 201,
   },
@@ -92,6 +97,7 @@ export const endpoints = {
     params: AccountPath,
     multipart: true,
     body: DocumentUploadFields,
+    mockBody: MockDocumentUploadFields,
     response: Document,
     successStatus: 201,
   },

@@ -50,13 +50,15 @@ export function errorCodesOf(name: EndpointName, endpoint: Endpoint): ErrorCode[
 export interface OpenApiOptions {
   /** `{base_url}` of the server the document describes, `/v1beta` included. */
   baseUrl: string;
+  /** The largest upload the server takes, when it says (the mock's `--max-upload-size`; the contract does not show one). */
+  uploadMaxBytes?: number;
 }
 
 export function openApiDocument(options: OpenApiOptions): Record<string, unknown> {
   const paths: Record<string, Record<string, Operation>> = {};
   for (const [name, endpoint] of Object.entries(endpoints) as Array<[EndpointName, Endpoint]>) {
     const path = endpoint.path.replace(/:([a-z_]+)/g, '{$1}');
-    (paths[path] ??= {})[endpoint.method.toLowerCase()] = operation(name, endpoint);
+    (paths[path] ??= {})[endpoint.method.toLowerCase()] = operation(name, endpoint, options);
   }
   return {
     openapi: '3.1.0',
@@ -76,13 +78,13 @@ export function openApiDocument(options: OpenApiOptions): Record<string, unknown
   };
 }
 
-function operation(name: EndpointName, endpoint: Endpoint): Operation {
+function operation(name: EndpointName, endpoint: Endpoint, options: OpenApiOptions): Operation {
   const parameters = [...parametersOf(endpoint.params, 'path'), ...parametersOf(endpoint.query, 'query')];
   return {
     operationId: name,
     ...(endpoint.permission === undefined ? { security: [] } : { security: [{ apiKey: [] }], 'x-permission': endpoint.permission }),
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(endpoint.body === undefined ? {} : { requestBody: requestBodyOf(endpoint) }),
+    ...(endpoint.body === undefined ? {} : { requestBody: requestBodyOf(endpoint, options) }),
     responses: {
       [String(endpoint.successStatus)]: {
         description: endpoint.successStatus === 201 ? 'Created' : 'OK',
@@ -103,10 +105,15 @@ function parametersOf(schema: z.ZodType | undefined, location: 'path' | 'query')
   }));
 }
 
-function requestBodyOf(endpoint: Endpoint): JsonSchema {
-  const fields = jsonSchema(endpoint.body!, 'input');
+/**
+ * The file part states this server's own upload rules, which the contract leaves "not shown": the
+ * media types it takes (`encoding.file.contentType`) and, when known, its size limit (`x-max-bytes`).
+ */
+function requestBodyOf(endpoint: Endpoint, options: OpenApiOptions): JsonSchema {
+  const fields = jsonSchema(endpoint.mockBody ?? endpoint.body!, 'input');
   if (!endpoint.multipart) return { required: false, content: { 'application/json': { schema: fields } } };
-  const properties = { ...(fields.properties as JsonSchema), file: { type: 'string', contentMediaType: 'application/octet-stream' } };
+  const file = { type: 'string', contentMediaType: 'application/octet-stream', ...(options.uploadMaxBytes === undefined ? {} : { 'x-max-bytes': options.uploadMaxBytes }) };
+  const properties = { ...(fields.properties as JsonSchema), file };
   return {
     required: true,
     content: {

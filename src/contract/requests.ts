@@ -43,11 +43,15 @@ export const CreateAccountRequest = z.strictObject(
 );
 export type CreateAccountRequest = z.input<typeof CreateAccountRequest>;
 
+/**
+ * The email's customisation. The contract shows no length for the subject or the message: the
+ * client sends any, and the service decides; the mock's limits are its own (MockLoginLinkRequest).
+ */
 export const NotificationSettings = z.strictObject(
   {
     partner_branded: boolean.optional(),
-    custom_subject: text(CUSTOM_SUBJECT_MAX_CHARACTERS).optional(),
-    custom_message: multilineText(CUSTOM_MESSAGE_MAX_CHARACTERS).optional(),
+    custom_subject: text().optional(),
+    custom_message: multilineText().optional(),
     include_instructions: boolean.optional(),
   },
   { error: 'must be an object' },
@@ -65,6 +69,14 @@ export const LoginLinkRequest = z.strictObject(
   { error: 'must be a JSON object' },
 );
 export type LoginLinkRequest = z.input<typeof LoginLinkRequest>;
+
+/** What the mock takes: a subject of at most 200 characters and a message of at most 2000 (its choices). */
+export const MockLoginLinkRequest = LoginLinkRequest.extend({
+  notification_settings: NotificationSettings.extend({
+    custom_subject: text(CUSTOM_SUBJECT_MAX_CHARACTERS).optional(),
+    custom_message: multilineText(CUSTOM_MESSAGE_MAX_CHARACTERS).optional(),
+  }).optional(),
+});
 
 export const NOTIFICATION_DEFAULTS = {
   partner_branded: false,
@@ -95,12 +107,18 @@ export type DocumentListQuery = z.input<typeof DocumentListQuery>;
 export type ProjectListQuery = z.input<typeof ProjectListQuery>;
 export type DeliverableListQuery = z.input<typeof DeliverableListQuery>;
 
-/** The text fields of the multipart upload; `file` is checked by the upload handler as it streams. */
+/**
+ * The text fields of the multipart upload; `file` is checked by the upload handler as it streams.
+ * The contract shows no length for the description: the client sends any, the service decides.
+ */
 export const DocumentUploadFields = z.strictObject({
   tax_year: taxYear,
-  description: multilineText(DESCRIPTION_MAX_CHARACTERS).optional(),
+  description: multilineText().optional(),
 });
 export type DocumentUploadFields = z.input<typeof DocumentUploadFields>;
+
+/** What the mock takes: a description of at most 1000 characters (its choice). */
+export const MockDocumentUploadFields = DocumentUploadFields.extend({ description: multilineText(DESCRIPTION_MAX_CHARACTERS).optional() });
 
 export const AccountPath = z.object({ account_id: pathId });
 export const DocumentPath = z.object({ document_id: pathId });

@@ -39,21 +39,20 @@ function typeMessage(expected: string) {
 const CONTROL_IN_LINE = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/;
 
-function boundedText(maxCharacters: number, forbidden: RegExp, rule: string) {
-  return z
-    .string({ error: typeMessage('a string') })
-    .refine((value) => !forbidden.test(value), rule)
-    .refine((value) => characterCount(value) <= maxCharacters, `must be at most ${maxCharacters} characters`)
-    .meta({ maxLength: maxCharacters });
+/** Text without `forbidden` characters; at most `maxCharacters` when a limit is given (none: the contract shows none). */
+function boundedText(maxCharacters: number | undefined, forbidden: RegExp, rule: string) {
+  const free = z.string({ error: typeMessage('a string') }).refine((value) => !forbidden.test(value), rule);
+  if (maxCharacters === undefined) return free;
+  return free.refine((value) => characterCount(value) <= maxCharacters, `must be at most ${maxCharacters} characters`).meta({ maxLength: maxCharacters });
 }
 
 /** One line of text: no control characters at all. */
-export function text(maxCharacters: number) {
+export function text(maxCharacters?: number) {
   return boundedText(maxCharacters, CONTROL_IN_LINE, 'must not contain control characters (such as NUL, tabs or line breaks) or bidirectional overrides');
 }
 
 /** Text that may run over several lines (tabs and line breaks allowed), but holds no other control character. */
-export function multilineText(maxCharacters: number) {
+export function multilineText(maxCharacters?: number) {
   return boundedText(maxCharacters, CONTROL_IN_TEXT, 'must not contain control characters (such as NUL) or bidirectional overrides; tabs and line breaks are fine');
 }
 

@@ -1,12 +1,15 @@
 /**
- * Document uploads: the media types the service accepts and how a client's filename is stored.
- * The contract leaves both "not shown"; these are this project's choices (docs/contract-notes.md).
+ * Document uploads: the media types of tax paperwork and how a client's filename is stored.
+ * The contract leaves the types, the size limit and the stored name "not shown": what the mock
+ * accepts here is the mock's choice (docs/contract-notes.md), which the client never applies to
+ * another service (src/api/uploadRules.ts).
  */
 
 /**
  * Tax paperwork: PDFs, scans and photos, spreadsheets and word-processor files, plain text and CSV,
- * by the file extensions that carry them. The client names a file's media type from this table and
- * refuses any other extension before sending; the service accepts exactly these media types.
+ * by the file extensions that carry them. The client names a file's media type from this table (any
+ * other extension goes as `application/octet-stream`, and the service decides); the mock accepts
+ * exactly these media types.
  */
 export const DOCUMENT_MEDIA_TYPE_OF_EXTENSION = {
   '.pdf': 'application/pdf',
@@ -31,21 +34,26 @@ export type DocumentMediaType = (typeof DOCUMENT_MEDIA_TYPE_OF_EXTENSION)[keyof 
 /** The accepted media types, each once, in the table's order. */
 export const DOCUMENT_MEDIA_TYPES = [...new Set(Object.values(DOCUMENT_MEDIA_TYPE_OF_EXTENSION))] as [DocumentMediaType, ...DocumentMediaType[]];
 
-/** `.pdf, .jpg, .jpeg, ...`: the extensions a client may upload, for messages. */
-export const DOCUMENT_EXTENSIONS = Object.keys(DOCUMENT_MEDIA_TYPE_OF_EXTENSION);
-
-/** The media type of a file name by its extension (any case), or undefined when uploads do not take it. */
+/** The media type of a file name by its extension (any case), or undefined when the table has none. */
 export function documentMediaTypeOf(filename: string): DocumentMediaType | undefined {
   const extension = /\.[^./\\]*$/.exec(filename)?.[0]?.toLowerCase() ?? '';
   return Object.hasOwn(DOCUMENT_MEDIA_TYPE_OF_EXTENSION, extension) ? DOCUMENT_MEDIA_TYPE_OF_EXTENSION[extension as keyof typeof DOCUMENT_MEDIA_TYPE_OF_EXTENSION] : undefined;
 }
 
-/** The largest document the service stores, 100 MiB (the mock's default; `serve --mock --max-upload-size` changes only the mock). */
+/** The largest document the mock stores by default, 100 MiB (`serve --mock --max-upload-size` changes it); the mock says it in its 413 and /openapi.json. */
 export const DOCUMENT_MAX_BYTES = 100 * 1024 * 1024;
 
 /** The media type without parameters, lower case: `Text/Plain; charset=utf-8` -> `text/plain`. */
 export function mediaTypeEssence(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
+}
+
+/** A type as a service or a profile names it, in one form: `.PDF` -> `.pdf`, `Application/PDF` -> `application/pdf`, `pdf` -> `.pdf`; undefined when it is neither. */
+export function normalType(entry: string): string | undefined {
+  const text = entry.trim().toLowerCase();
+  if (/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(text)) return mediaTypeEssence(text);
+  if (/^\.?[a-z0-9][a-z0-9_+-]{0,15}$/.test(text)) return text.startsWith('.') ? text : `.${text}`;
+  return undefined;
 }
 
 export function isAcceptedDocumentMediaType(contentType: string): boolean {

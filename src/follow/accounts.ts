@@ -1,12 +1,12 @@
-import { readInputText, sourceName } from '../batch/input';
+import { sourceName } from '../batch/input';
+import { readAccountInput } from '../batch/accountInput';
 import { knownAccounts, type AccountOrigin as LedgerOrigin } from '../batch/knownAccounts';
-import { parseLoginLinkInput } from '../commands/login-link/input';
 import type { Context } from '../types';
 
 /**
  * Which accounts `status` and `watch` look at, and where each came from. The contract has no list
  * of accounts, so they are gathered: the partner-wide deliverable list names some (read by the
- * pass itself), `--accounts FILE` (read as `login-link --from` reads its file) others, and the
+ * pass itself), `--accounts FILE` (src/batch/accountInput.ts) others, and the
  * ledgers the rest: accounts this machine created (`accounts create`, `accounts import`) or
  * generated login links for, on this service.
  */
@@ -29,7 +29,7 @@ export async function gatherAccounts(
   const sources: AccountSources = { origins: new Map(), fileLines: new Map(), ledgerCounts: new Map() };
   if (options.accountsFile !== undefined) {
     const source = sourceName(options.accountsFile);
-    for (const item of parseLoginLinkInput(await readInputText(ctx, options.accountsFile, '--accounts'), source).items) {
+    for (const item of await readAccountInput(ctx, options.accountsFile, '--accounts', async () => options.baseUrl)) {
       addOrigin(sources, item.account_id, 'file');
       if (!sources.fileLines.has(item.account_id)) sources.fileLines.set(item.account_id, `${source} ${item.origin}`);
     }

@@ -43,6 +43,8 @@ export interface AccountFacts {
 export interface Snapshot {
   /** When the deliverable list was first read (ISO): before that, no deliverable is new. */
   deliverables_read_at?: string;
+  /** When each page of the deliverable list (100 a page) was last read (ISO), for planning. */
+  deliverable_pages_read_at?: string[];
   deliverables: Record<string, DeliverableFacts>;
   projects: Record<string, ProjectFacts>;
   accounts: Record<string, AccountFacts>;
@@ -61,8 +63,8 @@ export function emptySnapshot(): Snapshot {
 export interface Observations {
   /** Deliverables from `GET /deliverables` pages (as many pages as were read; none when none was). */
   deliverables: Array<DeliverableFacts & { id: number }>;
-  /** Whether a page of the deliverable list was read (it may have been empty). */
-  deliverablesRead?: boolean;
+  /** The pages of the deliverable list that were read (from 0), even empty ones. */
+  deliverablePagesRead?: number[];
   /** Accounts whose project list was read, with every project it held. */
   projectLists: Array<{ account_id: number; projects: Array<Omit<ProjectFacts, 'items' | 'checked_at' | 'account_id'> & { id: number }>; read?: number }>;
   /** Projects whose status endpoint was read. */
@@ -124,7 +126,9 @@ export function applyObservations(
   options: { baseline: boolean; initial?: boolean },
 ): { after: Snapshot; changes: Change[] } {
   const initial = options.initial === true;
-  const after: Snapshot = structuredClone(before);
+  // Entries are replaced, never changed in place: copies of the records are enough (a deep copy
+  // of thousands of projects on every pass was most of a long watch's time).
+  const after: Snapshot = { ...before, deliverables: { ...before.deliverables }, projects: { ...before.projects }, accounts: { ...before.accounts } };
   const changes: Change[] = [];
   const report = (change: Omit<Change, 'seen_at'>) => {
     if (!options.baseline) changes.push({ ...change, seen_at: seenAt });
@@ -141,7 +145,14 @@ export function applyObservations(
     } else if (previous.status !== facts.status) report({ event: 'deliverable.status', ...base, old: previous.status, new: facts.status });
     after.deliverables[id] = facts;
   }
-  if ((seen.deliverablesRead === true || seen.deliverables.length > 0) && after.deliverables_read_at === undefined) after.deliverables_read_at = seenAt;
+  // An empty list read is a list known: the partner's first deliverable is then reported.
+  const pagesRead = seen.deliverablePagesRead ?? [];
+  if ((pagesRead.length > 0 || seen.deliverables.length > 0) && after.deliverables_read_at === undefined) after.deliverables_read_at = seenAt;
+  if (pagesRead.length > 0) {
+    const readAt = after.deliverable_pages_read_at ?? [];
+    // '' for a page never read, so that the list stays JSON without holes.
+    after.deliverable_pages_read_at = Array.from({ length: Math.max(readAt.length, ...pagesRead.map((page) => page + 1)) }, (_, page) => (pagesRead.includes(page) ? seenAt : (readAt[page] ?? '')));
+  }
 
   const readings = [
     ...seen.projectLists.map((list, index) => ({ order: list.read ?? index, list, status: undefined })),

@@ -3,14 +3,16 @@ import { parseDuration } from '../lib/duration';
 import type { Snapshot } from './changes';
 
 /**
- * Planning a pass to fit a budget of requests: pure functions, tested without a service.
+ * Planning the passes of `taxprep watch` to fit a budget of requests: pure functions, tested
+ * without a service.
  *
- * The order of a pass: the partner-wide deliverable list first (one request per 100 deliverables,
- * and it names accounts too), then accounts never looked at, then the status of the projects most
- * likely to change (`waiting_on_client` and `in_progress`), then the others, a new look at each
- * account's project list (new projects, and status and progress of every project in one request),
- * and `completed` projects last. Within a rank, what was read longest ago goes first, so whatever a
- * pass cannot reach comes first in a later one.
+ * A full look is every reading that can show a change: each page of the partner-wide deliverable
+ * list (every deliverable, and the accounts they name), each account's project list (every
+ * project's status, progress and estimated completion, and new projects, in one request), and each
+ * project's status (its outstanding items). A pass takes them oldest reading first, whatever the
+ * project's status: a round, so that every reading comes back after one full look's worth of
+ * requests, and a change is reported within a bound set by the budget (`changeBoundMs`), never
+ * left behind readings ranked before it.
  */
 
 /** `--budget`: at most `requests` in any `windowMs`. */
@@ -46,41 +48,59 @@ export function allowance(budget: Budget, sentAt: readonly number[], nowMs: numb
   return Math.max(0, budget.requests - recent);
 }
 
-/** When the next request may start (ms since the epoch): now, or when the oldest of the window leaves it. */
+/**
+ * When the next request of a long watch may start (ms since the epoch): no more than the budget in
+ * any window, and evenly spaced (one every window / requests), so that a full look takes the same
+ * time at every point of the round instead of a burst and then a window of silence.
+ */
 export function nextSlot(budget: Budget, sentAt: readonly number[], nowMs: number): number {
   const recent = sentAt.filter((at) => at > nowMs - budget.windowMs).sort((a, b) => a - b);
-  if (recent.length < budget.requests) return nowMs;
-  return recent[recent.length - budget.requests]! + budget.windowMs;
+  const spaced = recent.length === 0 ? nowMs : Math.max(nowMs, recent[recent.length - 1]! + budget.windowMs / budget.requests);
+  if (recent.length < budget.requests) return spaced;
+  return Math.max(spaced, recent[recent.length - budget.requests]! + budget.windowMs);
 }
 
-export type Task = { kind: 'projects'; account_id: number } | { kind: 'status'; project_id: number; account_id: number | null };
+export type Task =
+  | { kind: 'deliverables'; page: number }
+  | { kind: 'projects'; account_id: number }
+  | { kind: 'status'; project_id: number; account_id: number | null };
 
-/** Lower ranks go first. */
-const STATUS_RANK: Record<string, number> = { waiting_on_client: 2, in_progress: 2, in_review: 3, completed: 5 };
-const RANK = { newAccount: 1, otherStatus: 3, listAgain: 4 } as const;
+/** Between readings of the same age (all those never made, or one pass's): the deliverable list, the lists, the statuses. */
+const KIND_ORDER: Record<Task['kind'], number> = { deliverables: 0, projects: 1, status: 2 };
 
 /**
- * Every task of a full look, in the order a pass takes them (the deliverable list aside: it always
- * comes first). `accounts` are the accounts to cover; projects are those the snapshot knows of them.
+ * Every task of a full look, oldest reading first (those never made first of all). `accounts`
+ * are the accounts to cover besides those the known deliverables name; projects are those the
+ * snapshot knows of them.
  */
-export function planTasks(snapshot: Snapshot, accounts: readonly number[]): Task[] {
-  const covered = new Set(accounts);
-  const ranked: Array<{ task: Task; rank: number; readAt: string }> = [];
-  for (const account of accounts) {
-    const listedAt = snapshot.accounts[account]?.listed_at;
-    ranked.push({ task: { kind: 'projects', account_id: account }, rank: listedAt === undefined ? RANK.newAccount : RANK.listAgain, readAt: listedAt ?? '' });
+export function planTasks(snapshot: Snapshot, accounts: readonly number[]): Array<Task & { readAt: string }> {
+  const covered = coveredAccounts(snapshot, accounts);
+  const tasks: Array<Task & { readAt: string }> = [];
+  for (let page = 0; page < deliverablePages(Object.keys(snapshot.deliverables).length); page += 1) {
+    tasks.push({ kind: 'deliverables', page, readAt: snapshot.deliverable_pages_read_at?.[page] ?? '' });
   }
+  for (const account of covered) tasks.push({ kind: 'projects', account_id: account, readAt: snapshot.accounts[account]?.listed_at ?? '' });
   for (const [id, project] of Object.entries(snapshot.projects)) {
     if (project.account_id !== null && !covered.has(project.account_id)) continue;
-    const rank = STATUS_RANK[project.status ?? ''] ?? RANK.otherStatus;
-    ranked.push({ task: { kind: 'status', project_id: Number(id), account_id: project.account_id }, rank, readAt: project.checked_at ?? '' });
+    tasks.push({ kind: 'status', project_id: Number(id), account_id: project.account_id, readAt: project.checked_at ?? '' });
   }
-  ranked.sort((a, b) => a.rank - b.rank || a.readAt.localeCompare(b.readAt) || idOf(a.task) - idOf(b.task));
-  return ranked.map(({ task }) => task);
+  // ISO times of one format: compared as plain strings (localeCompare is many times slower over thousands).
+  return tasks.sort((a, b) => compareText(a.readAt, b.readAt) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || idOf(a) - idOf(b));
+}
+
+/** The accounts a full look covers: those given, and those the known deliverables name. */
+export function coveredAccounts(snapshot: Snapshot, accounts: readonly number[]): Set<number> {
+  const covered = new Set(accounts);
+  for (const deliverable of Object.values(snapshot.deliverables)) if (deliverable.account_id !== null) covered.add(deliverable.account_id);
+  return new Set([...covered].sort((a, b) => a - b));
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function idOf(task: Task): number {
-  return task.kind === 'projects' ? task.account_id : task.project_id;
+  return task.kind === 'deliverables' ? task.page : task.kind === 'projects' ? task.account_id : task.project_id;
 }
 
 /** Requests the deliverable list takes: one per 100 deliverables, at least one. */
@@ -89,18 +109,30 @@ export function deliverablePages(knownDeliverables: number): number {
 }
 
 /**
- * How fresh what the snapshot knows of an account is: the oldest of its project list's reading and
- * the status readings of its projects not completed; undefined when it was never read.
+ * The requests of one full look. Accounts whose list was never read have projects not known yet:
+ * counted as many as the listed accounts have on average (none when none was listed).
  */
-export function accountReadAt(snapshot: Snapshot, account: number): string | undefined {
-  const listedAt = snapshot.accounts[account]?.listed_at;
-  if (listedAt === undefined) return undefined;
-  let oldest = listedAt;
-  for (const project of Object.values(snapshot.projects)) {
-    if (project.account_id !== account || project.status === 'completed') continue;
-    const checkedAt = project.checked_at;
-    if (checkedAt === undefined) return undefined;
-    if (checkedAt < oldest) oldest = checkedAt;
-  }
-  return oldest;
+export function fullLookRequests(snapshot: Snapshot, accounts: readonly number[]): number {
+  const tasks = planTasks(snapshot, accounts);
+  const listed = Object.values(snapshot.accounts).filter((account) => account.listed_at !== undefined).length;
+  const neverListed = tasks.filter((task) => task.kind === 'projects' && task.readAt === '').length;
+  const perAccount = listed === 0 ? 0 : Object.keys(snapshot.projects).length / listed;
+  return tasks.length + Math.round(neverListed * perAccount);
+}
+
+/** The slack of the bound over one full look: what a pass reads before it prints (a quarter of a look at most). */
+export const BOUND_FACTOR = 1.25;
+
+/**
+ * Within how long of happening a change is reported (ms), plus the time of one request: the
+ * change is read again at most one full look after the reading before it, and printed at the end
+ * of its pass, which is at most a quarter of a look long (`passRequests`).
+ */
+export function changeBoundMs(fullLook: number, budget: Budget): number {
+  return (BOUND_FACTOR * fullLook * budget.windowMs) / budget.requests;
+}
+
+/** How many requests a pass of a long watch reads before it prints: a quarter of a full look, within one window's budget. */
+export function passRequests(fullLook: number, budget: Budget): number {
+  return Math.max(1, Math.min(budget.requests, Math.floor((BOUND_FACTOR - 1) * fullLook)));
 }

@@ -5,7 +5,7 @@ import * as z from 'zod';
 import { UsageError } from '../errors';
 import { stageFileAtomically, type StagedFile } from '../lib/files';
 import { appDirectory } from '../lib/paths';
-import { emptySnapshot, type Snapshot } from './changes';
+import { emptySnapshot, type Change, type Snapshot } from './changes';
 
 /**
  * `taxprep watch`'s memory between runs: the last look at the work (a Snapshot), the times of the
@@ -28,6 +28,8 @@ export interface WatchState {
   sent: string[];
   /** Accounts the service does not know (or are another partner's), with the code it gave. */
   unknown_accounts: Record<string, string>;
+  /** The pass whose changes the webhook outbox holds as queued but not yet seen (src/hooks/watchHooks.ts): recorded by the same rename. */
+  outbox_pass?: string;
 }
 
 const Id = z.string().regex(/^\d+$/);
@@ -41,6 +43,7 @@ const StateFile = z.object({
   saved_at: z.string(),
   snapshot: z.object({
     deliverables_read_at: z.string().optional(),
+    deliverable_pages_read_at: z.array(z.string()).optional(),
     deliverables: z.record(
       Id,
       z.object({ project_id: Nullable(z.number()), account_id: Nullable(z.number()), status: Nullable(z.string()), title: Nullable(z.string()), expires_at: Nullable(z.string()) }),
@@ -60,6 +63,7 @@ const StateFile = z.object({
   }),
   sent: z.array(z.string()),
   unknown_accounts: z.record(Id, z.string()),
+  outbox_pass: z.string().optional(),
 });
 
 /** The default state file: `<state dir>/watch/<profile>-<digest of the base URL>.json`. */
@@ -116,11 +120,24 @@ export async function readState(path: string, expected: { baseUrl: string }, opt
 }
 
 /**
- * The state written whole beside its file, 0600, in a directory of its own (0700), put in place
- * by `commit`: watch prints a pass's changes between the two, so that a kill loses none of them.
+ * A pass as watch records it: the state after the pass, and the changes it found, in the order
+ * they are printed, each exactly as `watch --json` prints it.
  */
-export async function stageState(path: string, state: WatchState): Promise<StagedFile> {
+export interface PassRecord {
+  state: WatchState;
+  changes: Change[];
+}
+
+/**
+ * The one durable step that records a pass's changes as seen. The new state is written whole
+ * beside its file (0600, in a directory of its own, 0700); watch prints the changes, then `commit`
+ * puts it in place. A kill before the commit leaves the previous state, so the next run finds the
+ * same changes again: none is lost, and a kill between the print and the commit repeats that
+ * pass's changes once (at least once, never lost). Anything that must hold exactly the changes
+ * recorded as seen belongs in this document, so that it is written by the same rename.
+ */
+export async function stagePass(path: string, record: PassRecord): Promise<StagedFile> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const document = { format: STATE_FORMAT, version: STATE_VERSION, ...state };
+  const document = { format: STATE_FORMAT, version: STATE_VERSION, ...record.state };
   return stageFileAtomically(path, `${JSON.stringify(document)}\n`, { durable: true });
 }

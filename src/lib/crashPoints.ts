@@ -15,9 +15,17 @@ export const CRASH_POINTS = [
   'batch.after-intent',
   'batch.after-request',
   'batch.after-record',
+  // Webhooks (src/hooks/): around a delivery attempt, and between queueing a pass's changes and recording them as seen.
+  'hooks.before-attempt',
+  'hooks.after-attempt',
+  'hooks.after-queue',
   // The mock's durable commit of a request's changes (src/mock/persistence.ts).
   'mock.before-commit',
   'mock.after-commit',
+  // A watch pass (src/commands/watch/watch.ts): its state staged, its changes printed, the state in place.
+  'watch.before-print',
+  'watch.after-print',
+  'watch.after-commit',
 ] as const;
 
 export type CrashPointName = (typeof CRASH_POINTS)[number];

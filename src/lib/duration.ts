@@ -3,9 +3,9 @@
  * (zod-free and client-free, so the mock and `--help` may load it).
  *
  * Grammar: one or more `<number><unit>` parts, units ms, s, m, h, d (any case), decimals allowed,
- * parts optionally apart by spaces: `500ms`, `1.5s`, `90m`, `1h30m`, `2m 5s`, `7d`. A bare number
- * is seconds only where the caller says so (`--timeout`, which took seconds before it took units);
- * elsewhere a unit is required, since `--within 24` could as well mean hours.
+ * parts optionally apart by spaces: `500ms`, `1.5s`, `90m`, `1h30m`, `2m 5s`, `7d`. A unit is
+ * always required, by every flag alike: `--within 24` could as well mean hours as seconds, so a bare
+ * number is refused with the units it may have meant (`bareNumberNote`).
  */
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -13,23 +13,22 @@ const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d)\s*)+$/;
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
 const BARE_NUMBER = /^\d+(?:\.\d+)?$/;
 
-export interface DurationOptions {
-  /** A number without a unit is seconds (otherwise it is refused). */
-  bareSeconds?: boolean;
+/** The rule for messages: `--within must be <rule>`. */
+export function durationRule(): string {
+  return 'a duration such as 500ms, 30s, 90m, 24h, 7d or 1h30m';
 }
 
-/** The rule for messages: `--within must be <rule>`. */
-export function durationRule(options: DurationOptions = {}): string {
-  return `a duration such as 500ms, 30s, 90m, 24h, 7d or 1h30m${options.bareSeconds ? ' (a bare number is seconds)' : ''}`;
+/** For the message refusing a duration: what a bare number lacks (`; 8 has no unit: 8s, 8m, 8h or 8d?`), else nothing. */
+export function bareNumberNote(text: string): string {
+  const value = text.trim();
+  return BARE_NUMBER.test(value) ? `; ${value} has no unit: ${value}s, ${value}m, ${value}h or ${value}d?` : '';
 }
 
 /** Milliseconds (rounded to a whole one), or undefined when `text` is not a duration. Zero is a duration. */
-export function parseDuration(text: string, options: DurationOptions = {}): number | undefined {
+export function parseDuration(text: string): number | undefined {
   const value = text.trim().toLowerCase();
-  let ms: number;
-  if (options.bareSeconds && BARE_NUMBER.test(value)) ms = Number(value) * UNIT_MS.s;
-  else if (DURATION.test(value)) ms = [...value.matchAll(PART)].reduce((sum, [, amount, unit]) => sum + Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS], 0);
-  else return undefined;
+  if (!DURATION.test(value)) return undefined;
+  const ms = [...value.matchAll(PART)].reduce((sum, [, amount, unit]) => sum + Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS], 0);
   return Number.isFinite(ms) ? Math.round(ms) : undefined;
 }
 

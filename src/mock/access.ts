@@ -1,4 +1,5 @@
 import { MockError } from './errors';
+import { indexesOf } from './indexes';
 import type { AccountRecord, DocumentRecord, PartnerRecord, ProjectRecord } from './state';
 import type { MockState } from './state';
 
@@ -7,7 +8,7 @@ import type { MockState } from './state';
  * partner's record is always `ACCESS_DENIED` and an unknown one always the matching `*_NOT_FOUND`.
  */
 export function ownedAccount(state: MockState, partner: PartnerRecord, accountId: number): AccountRecord {
-  const account = state.accounts.find((candidate) => candidate.id === accountId);
+  const account = indexesOf(state).account(accountId);
   if (!account) throw new MockError('ACCOUNT_NOT_FOUND', `No account with id ${accountId} exists.`, { account_id: accountId });
   if (account.partner_id !== partner.id) {
     throw new MockError('ACCESS_DENIED', `Account ${accountId} belongs to another partner.`, { account_id: accountId });
@@ -16,7 +17,7 @@ export function ownedAccount(state: MockState, partner: PartnerRecord, accountId
 }
 
 export function ownedProject(state: MockState, partner: PartnerRecord, projectId: number): ProjectRecord {
-  const project = state.projects.find((candidate) => candidate.id === projectId);
+  const project = indexesOf(state).project(projectId);
   if (!project) throw new MockError('PROJECT_NOT_FOUND', `No project with id ${projectId} exists.`, { project_id: projectId });
   if (partnerOfAccount(state, project.account_id) !== partner.id) {
     throw new MockError('ACCESS_DENIED', `Project ${projectId} belongs to another partner.`, { project_id: projectId });
@@ -25,7 +26,7 @@ export function ownedProject(state: MockState, partner: PartnerRecord, projectId
 }
 
 export function ownedDocument(state: MockState, partner: PartnerRecord, documentId: number): DocumentRecord {
-  const document = state.documents.find((candidate) => candidate.id === documentId);
+  const document = indexesOf(state).document(documentId);
   if (!document) throw new MockError('DOCUMENT_NOT_FOUND', `No document with id ${documentId} exists.`, { document_id: documentId });
   if (partnerOfAccount(state, document.account_id) !== partner.id) {
     throw new MockError('ACCESS_DENIED', `Document ${documentId} belongs to another partner.`, { document_id: documentId });
@@ -34,5 +35,5 @@ export function ownedDocument(state: MockState, partner: PartnerRecord, document
 }
 
 export function partnerOfAccount(state: MockState, accountId: number): number | undefined {
-  return state.accounts.find((account) => account.id === accountId)?.partner_id;
+  return indexesOf(state).account(accountId)?.partner_id;
 }

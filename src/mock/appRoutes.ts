@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { DELIVERABLE_TYPE_OF_PROJECT, pathId } from '../contract';
 import type { MockDeps } from './deps';
+import { indexesOf } from './indexes';
 import { openLoginLink, type LoginLinkKind } from './loginLinks';
 import { projectOfDeliverable } from './routes/deliverables';
 import { checkViewToken } from './viewLinks';
@@ -37,7 +38,7 @@ export function registerAppRoutes(app: FastifyInstance, deps: MockDeps): void {
 
   app.get<{ Params: { deliverable_id: string }; Querystring: { token?: string } }>('/deliverables/:deliverable_id/view', (request, reply) => {
     const id = pathId.safeParse(request.params.deliverable_id);
-    const deliverable = id.success ? deps.store.state.deliverables.find((candidate) => candidate.id === id.data) : undefined;
+    const deliverable = id.success ? indexesOf(deps.store.state).deliverable(id.data) : undefined;
     if (!deliverable) return sendPage(reply, 404, 'Deliverable not found', ['There is no such deliverable.']);
     switch (checkViewToken(deps, deliverable.id, request.query.token ?? '')) {
       case 'invalid':

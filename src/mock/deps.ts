@@ -22,10 +22,16 @@ export interface MockStore {
    * A no-op for an in-memory store.
    */
   commit(): Promise<void>;
-  /** Back to the seed the store was opened with; uploaded files are removed. */
+  /**
+   * Back to the seed the store was opened with, through `commit`: uploaded files are removed once
+   * the seed is saved; when it cannot be saved, the store keeps its saved state and the call fails.
+   */
   reset(): Promise<void>;
   readonly blobs: BlobStore;
-  /** Removes temporary files of an in-memory store; the store is unusable afterwards. */
+  /**
+   * Saves any change no commit saved yet and releases the data directory (rejecting when that last
+   * save fails), or removes the temporary files of an in-memory store; the store is unusable afterwards.
+   */
   close(): Promise<void>;
 }
 

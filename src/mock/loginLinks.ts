@@ -1,6 +1,7 @@
 import type { LoginLinkPurpose } from '../contract';
 import { newToken, sha256Hex } from './crypto';
 import type { MockDeps } from './deps';
+import { indexesOf } from './indexes';
 import type { LoginLinkRecordStored, UserRecord } from './state';
 
 /** Primary holders log in through `/auth/partner-login/`, spouses through `/auth/user-login/` (contract). */
@@ -30,8 +31,8 @@ export function issueLoginLink(
   const { now } = options;
   const nowIso = now.toISOString();
   let previousLinksInvalidated = 0;
-  for (const link of deps.store.state.loginLinks) {
-    if (link.user_id === user.id && loginLinkState(link, now.getTime()) === 'valid') {
+  for (const link of indexesOf(deps.store.state).loginLinksOfUser(user.id)) {
+    if (loginLinkState(link, now.getTime()) === 'valid') {
       link.invalidated_at = nowIso;
       previousLinksInvalidated += 1;
     }
@@ -81,8 +82,9 @@ export type OpenedLoginLink =
  */
 export async function openLoginLink(deps: MockDeps, kind: LoginLinkKind, token: string): Promise<OpenedLoginLink> {
   const digest = sha256Hex(token);
-  const link = deps.store.state.loginLinks.find((candidate) => candidate.token_sha256 === digest);
-  const user = link && deps.store.state.users.find((candidate) => candidate.id === link.user_id);
+  const indexes = indexesOf(deps.store.state);
+  const link = indexes.loginLinkWithToken(digest);
+  const user = link && indexes.user(link.user_id);
   if (!link || !user || loginLinkKind(user) !== kind) return { status: 'unknown' };
   const now = deps.clock.now();
   const state = loginLinkState(link, now.getTime());

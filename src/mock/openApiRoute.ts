@@ -14,7 +14,7 @@ export const OPENAPI_PATH = `${BASE_PATH}/openapi.json`;
 export function registerOpenApiRoute(app: FastifyInstance, deps: MockDeps): void {
   let document: string | undefined;
   app.get(OPENAPI_PATH, (request, reply) => {
-    document ??= JSON.stringify(openApiDocument({ baseUrl: deps.settings.baseUrl }));
+    document ??= JSON.stringify(openApiDocument({ baseUrl: deps.settings.baseUrl, uploadMaxBytes: deps.settings.uploadMaxBytes }));
     logAnswer(deps, request, reply, 200);
     return reply.type('application/json; charset=utf-8').send(document);
   });

@@ -1,8 +1,10 @@
-import { open, readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { TEMPORARY_SUFFIX, writeFileAtomically } from '../lib/files';
-import { ignoreMissing, PRIVATE_FILE_MODE } from './blobStore';
+import { crashPoint } from '../lib/crashPoints';
+import { acquireFileLock, REAL_LOCK_CLOCK } from '../lib/fileLock';
+import { stageFileAtomically, TEMPORARY_SUFFIX } from '../lib/files';
+import { ignoreMissing } from './blobStore';
 import type { IdKind, MockState } from './state';
 
 /**
@@ -98,36 +100,19 @@ export async function readStateFile(directory: string): Promise<MockState | unde
 const LOCK_FILE = 'lock';
 
 /**
- * Claims the data directory for this process (`DIR/lock` holds its pid), so that two mocks never
- * write the same state; a lock whose process has died (a crash) is taken over. Resolves to the
- * function that releases it.
+ * Claims the data directory for this process with the project's one lock (`src/lib/fileLock.ts`,
+ * `DIR/lock`), so that two mocks never write the same state: of two mocks started at the same
+ * moment exactly one runs, even when the other finds the lock created but not yet written. A lock
+ * whose process has died (a crash) is taken over. Resolves to the function that releases it.
  */
 export async function lockDataDir(directory: string): Promise<() => Promise<void>> {
-  const path = join(directory, LOCK_FILE);
-  for (;;) {
-    try {
-      const file = await open(path, 'wx', PRIVATE_FILE_MODE);
-      await file.writeFile(String(process.pid));
-      await file.close();
-      return () => unlink(path).catch(ignoreMissing);
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
-    }
-    const holder = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(holder) && holder > 0 && isRunning(holder)) {
-      throw new DataDirError(`${directory}: in use by another mock service (process ${holder}); stop it or choose another --data-dir`);
-    }
-    await unlink(path).catch(ignoreMissing);
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: unknown }).code === 'EPERM';
-  }
+  const lock = await acquireFileLock(join(directory, LOCK_FILE), {
+    waitMs: 0,
+    clock: REAL_LOCK_CLOCK,
+    lockedError: (owner) =>
+      new DataDirError(`${directory}: in use by another mock service${owner ? ` (process ${owner.pid})` : ''}; stop it or choose another --data-dir`),
+  });
+  return () => lock.release();
 }
 
 /** Removes temporary state files of interrupted commits. */
@@ -141,8 +126,16 @@ export function stateText(state: MockState): string {
   return JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
 }
 
+/**
+ * The commit of a request's changes: the new state is complete and flushed beside the old one
+ * before the rename that makes it the state. The crash points mark the two moments a test kills
+ * at: before the rename (the change is lost, unacknowledged) and after it (kept, unacknowledged).
+ */
 export async function writeStateFile(directory: string, text: string): Promise<void> {
-  await writeFileAtomically(join(directory, STATE_FILE), text, { durable: true });
+  const staged = await stageFileAtomically(join(directory, STATE_FILE), text, { durable: true });
+  crashPoint('mock.before-commit');
+  await staged.commit();
+  crashPoint('mock.after-commit');
 }
 
 /** The state a text from `stateText` holds. */

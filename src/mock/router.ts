@@ -68,7 +68,7 @@ function contractRoute(name: EndpointName, endpoint: Endpoint, handler: AnyHandl
         params: parseParams(request.params),
         query: endpoint.query ? parseOrThrow(endpoint.query, request.query, 'INVALID_PARAMETERS') : undefined,
         // An absent body is an empty object: every field of the login-link request is optional.
-        body: endpoint.body && !endpoint.multipart ? parseOrThrow(endpoint.body, request.body === undefined ? {} : request.body, 'VALIDATION_ERROR') : undefined,
+        body: endpoint.body && !endpoint.multipart ? parseOrThrow(endpoint.mockBody ?? endpoint.body, request.body === undefined ? {} : request.body, 'VALIDATION_ERROR') : undefined,
         request,
         reply,
         ...request.mockAuth,

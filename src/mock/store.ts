@@ -68,8 +68,17 @@ async function openDataDirStore(fixture: Fixture, dataDir: string): Promise<Mock
         // A request whose change could not be saved was refused (507 on a full disk): the state
         // goes back to what is on disk, so that nothing unacknowledged shows or is saved later.
         lastSaved: () => stateOfText(written),
-        // Every commit asked for is on disk before the directory is released.
-        close: () => queue.settled().then(unlock),
+        // Every commit asked for is on disk before the directory is released, and so is a change
+        // made without one: closing never drops what the state holds. A flush that fails is the
+        // caller's to hear (the directory is released all the same; the disk keeps the last commit).
+        close: async () => {
+          try {
+            await queue.settled();
+            if (stateText(currentState()) !== written) await queue.commit();
+          } finally {
+            await unlock();
+          }
+        },
       };
     });
   } catch (error) {
@@ -106,6 +115,7 @@ interface Persistence {
   commit(): Promise<void>;
   /** The state as last written, when a failed commit must be undone; absent in memory, where commits cannot fail. */
   lastSaved?: () => MockState;
+  /** Saves what the state holds that no commit saved yet, then releases the store's directory. */
   close(): Promise<void>;
 }
 
@@ -118,6 +128,11 @@ function storeOf(
   let state = initial;
   let closed = false;
   const persistence = persistenceOf(() => state);
+  const commit = () =>
+    persistence.commit().catch((error: unknown) => {
+      if (persistence.lastSaved) state = persistence.lastSaved();
+      throw error;
+    });
   return {
     get state() {
       return state;
@@ -127,15 +142,18 @@ function storeOf(
       state.nextIds[kind] = id + 1;
       return id;
     },
-    commit: () =>
-      persistence.commit().catch((error: unknown) => {
-        if (persistence.lastSaved) state = persistence.lastSaved();
-        throw error;
-      }),
+    commit,
     async reset() {
       const previousBlobs = state.documents.map((document) => document.blob);
-      state = await seed(fixture, blobs);
-      await persistence.commit();
+      const fresh = await seed(fixture, blobs);
+      state = fresh;
+      // Through the same commit as every request: a reset that cannot be saved leaves the saved
+      // state in place, in memory too, and the new seed's files are removed.
+      await commit().catch(async (error: unknown) => {
+        const kept = new Set(state.documents.map((document) => document.blob));
+        await inBatches(fresh.documents.filter((document) => !kept.has(document.blob)), (document) => blobs.remove(document.blob));
+        throw error;
+      });
       // Only the previous state's files: an upload still in flight keeps its blob.
       const kept = new Set(state.documents.map((document) => document.blob));
       await inBatches(previousBlobs.filter((blob) => !kept.has(blob)), (blob) => blobs.remove(blob));

@@ -58,10 +58,40 @@ export async function receiveDocumentForm(request: FastifyRequest, reply: Fastif
     return form;
   } catch (error) {
     if (form.file) await deps.store.blobs.remove(form.file.blob);
-    // The rest of the body is not read: close the connection after answering rather than parse it.
-    reply.header('connection', 'close');
-    throw asUploadError(error, maxBytes);
+    const refusal = asUploadError(error, maxBytes);
+    // A body over the limit is not worth reading to its end: the connection closes after the answer.
+    if (refusal instanceof MockError && refusal.code === 'PAYLOAD_TOO_LARGE') reply.header('connection', 'close');
+    else discardRestOfBody(request, maxBytes);
+    throw refusal;
   }
+}
+
+/** How long the rest of a refused upload's body may take to arrive before the connection is closed anyway. */
+const LINGER_MS = 10_000;
+
+/**
+ * A lingering close, as nginx does: an upload refused before its body was read (an unknown
+ * account, a file type the service does not accept, a wrong field before the file) is answered at
+ * once, and the rest of its body is read and thrown away, so that the client, still writing, then
+ * reads the answer. Closing at once would reset the connection under it: it would see EPIPE or
+ * ECONNRESET instead of the answer. Bounded: past `maxBytes` or `LINGER_MS` the connection is
+ * closed. Once the body has ended, the connection serves the client's next request.
+ */
+export function discardRestOfBody(request: FastifyRequest, maxBytes: number): void {
+  const body = request.raw;
+  if (body.complete || body.destroyed) return;
+  // The form's parser, if it was reading, stops; the bytes now go nowhere.
+  body.unpipe();
+  let discarded = 0;
+  const giveUp = () => body.socket.destroy();
+  const timer = setTimeout(giveUp, LINGER_MS);
+  timer.unref();
+  body.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > maxBytes) giveUp();
+  });
+  body.once('close', () => clearTimeout(timer));
+  body.resume();
 }
 
 function asUploadError(error: unknown, maxBytes: number): unknown {

@@ -10,7 +10,7 @@ import { wrapMessage, wrapText } from './wrap';
 export type { CardSection } from './card';
 export type { Format } from './format';
 export { wrapMessage, wrapText } from './wrap';
-export { dateColumn, fileName, freeText, label, progressColumn, type Column } from './table';
+export { dateColumn, fileName, freeText, label, progressColumn, wrapped, type Column } from './table';
 
 /**
  * Everything a command prints goes through here: data to stdout (JSON as the service sent it,

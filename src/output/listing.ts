@@ -65,7 +65,9 @@ export async function printPage<Data extends ListData, Item>(
  * (`{key: [...], total_count, has_more: false}`) streamed item by item, `--ndjson` a line per item,
  * and rows streamed as tab-separated lines off a terminal. A terminal table waits for more rows,
  * since its column widths depend on them, but never for more than TABLE_ROWS_HELD: memory stays
- * bounded however long the list.
+ * bounded however long the list. `--json` holds the first page until the second has come (or the
+ * list ended): a service that ignores the offset shows on the second page, and then the command
+ * fails with no document rather than half of one.
  */
 export async function printAllPages<Data extends ListData, Item>(
   out: Output,
@@ -77,7 +79,7 @@ export async function printAllPages<Data extends ListData, Item>(
   const tableRows: string[][] = [];
   let shown = 0;
   let totalCount = 0;
-  for await (const page of pages) {
+  const print = async (page: ListPage<Data>) => {
     totalCount = page.data.total_count ?? shown;
     if (mode === 'table') {
       const rows = spec.items(page.data).map((item) => spec.row(item, out.format));
@@ -85,14 +87,33 @@ export async function printAllPages<Data extends ListData, Item>(
       if (out.forPeople) tableRows.push(...rows);
       else if (rows.length > 0) await out.table(spec.head, rows);
       if (tableRows.length >= TABLE_ROWS_HELD) await out.table(spec.head, tableRows.splice(0));
-      continue;
+      return;
     }
     for (const item of rawItems(page.json, spec.key)) {
       shown += 1;
       if (writer) await writer.add(item);
       else await out.ndjson(item);
     }
+  };
+  let held: ListPage<Data> | undefined;
+  let pageNumber = 0;
+  try {
+    for await (const page of pages) {
+      pageNumber += 1;
+      if (writer && pageNumber === 1) {
+        held = page;
+        continue;
+      }
+      if (held) await print(held);
+      held = undefined;
+      await print(page);
+    }
+  } catch (error) {
+    // The rows read are shown before the failure is reported; a JSON first page held back is dropped.
+    if (tableRows.length > 0) await out.table(spec.head, tableRows);
+    throw error;
   }
+  if (held) await print(held);
   if (writer) await writer.end({ total_count: Math.max(totalCount, shown), has_more: false });
   if (tableRows.length > 0) await out.table(spec.head, tableRows);
   return { shown, totalCount: Math.max(totalCount, shown), hasMore: false };

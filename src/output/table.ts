@@ -11,10 +11,12 @@ export interface ColumnSpec {
   title: string;
   /**
    * `text`: free text, cut at its end (`A very long descri…`). `filename`: cut in the middle, so that
-   * both ends stay (`1099…2024.pdf`): names often differ only at one end. `label`: a value from a
-   * list (a type, a purpose), cut only when free text is at its minimum. Absent: never cut.
+   * both ends stay (`1099…2024.pdf`): names often differ only at one end. `wrap`: free text a person
+   * needs whole (an outstanding item), wrapped onto more lines of its row instead of cut. `label`: a
+   * value from a list (a type, a purpose, a status), never cut: a column that cannot fit is left
+   * out, with the note, after the columns marked `drop`. Absent: never cut.
    */
-  cut?: 'text' | 'filename' | 'label';
+  cut?: 'text' | 'filename' | 'wrap' | 'label';
   /** Shorter forms of a cell, longest first: a date without its time, a progress without its bar. */
   shorter?: (cell: string) => string[];
   /** The width free text or a label is not cut below (or its title, if wider). */
@@ -33,12 +35,17 @@ export function freeText(title: string, options: Pick<ColumnSpec, 'min' | 'drop'
   return { title, cut: 'text', ...options };
 }
 
+/** Free text a person needs whole: wrapped onto more lines of its row, never cut. */
+export function wrapped(title: string, options: Pick<ColumnSpec, 'min' | 'drop'> = {}): ColumnSpec {
+  return { title, cut: 'wrap', ...options };
+}
+
 /** A file name: cut in the middle, keeping both ends. */
 export function fileName(title: string, options: Pick<ColumnSpec, 'min' | 'drop'> = {}): ColumnSpec {
   return { title, cut: 'filename', ...options };
 }
 
-/** A value from a list (type, purpose): cut only after free text, and never below its minimum. */
+/** A value from a list (type, purpose, status): never cut; left out (with the note) when the table cannot fit. */
 export function label(title: string, options: Pick<ColumnSpec, 'drop'> = {}): ColumnSpec {
   return { title, cut: 'label', ...options };
 }
@@ -82,9 +89,9 @@ interface Fitted {
 /**
  * Rows of already formatted cells. On a terminal an aligned, borderless table fitted to the
  * terminal's width by what each column means: first dates (and progress bars) take their shorter
- * forms, then free text is cut down to a readable minimum, then labels; if that is not enough,
- * columns marked `drop` are left out (and named under the table). Ids, statuses, numbers and
- * percentages are never cut. Widths are display widths (East Asian wide characters count two
+ * forms, then free text is cut (or wrapped) down to a readable minimum; if that is not enough,
+ * columns marked `drop` are left out, then labels (and named under the table). Ids, statuses,
+ * labels, numbers and percentages are never cut. Widths are display widths (East Asian wide characters count two
  * columns, combining marks none, emoji clusters two) and text is cut between grapheme clusters.
  * Off a terminal one tab-separated line per row, no header and nothing shortened, stable for `cut`
  * and `awk` (the GitHub CLI's convention). Cells are sanitised by the formatter, so they hold no
@@ -113,8 +120,9 @@ export async function renderTable(head: Column[], rows: string[][], layout: Tabl
       Math.max(stringWidth(titles[column]!), ...rows.map((___, row) => stringWidth(formAt(column, row, level)))),
     ),
   );
+  // Labels are never cut: one without a `drop` of its own may still be left out, after the others.
   const dropOrder = columns
-    .map((column, index) => ({ drop: column.drop, index }))
+    .map((column, index) => ({ drop: column.drop ?? (column.cut === 'label' ? Number.MAX_SAFE_INTEGER : undefined), index }))
     .filter((entry): entry is { drop: number; index: number } => entry.drop !== undefined)
     .sort((a, b) => a.drop - b.drop || b.index - a.index)
     .map((entry) => entry.index);
@@ -134,23 +142,24 @@ export async function renderTable(head: Column[], rows: string[][], layout: Tabl
   const pad = (text: string, at: number) => text + ' '.repeat(Math.max(0, widths[at]! - stringWidth(text)));
   const line = (cells: string[]) => cells.join(' '.repeat(GAP)).trimEnd();
   const header = line(shown.map((column, at) => pad(layout.colors.bold(titles[column]!), at)));
-  const body = rows.map((_, row) =>
-    line(
-      shown.map((column, at) => {
-        const cell = formAt(column, row, levels[at]!);
-        const cut = columns[column]!.cut === 'filename' ? truncateMiddle : truncate;
-        return pad(cut(cell, widths[at]!, stringWidth), at);
-      }),
-    ),
-  );
+  const body = rows.flatMap((_, row) => {
+    // Each cell as the lines it takes: one, or more for a wrapped column.
+    const cellLines = shown.map((column, at) => {
+      const cell = formAt(column, row, levels[at]!);
+      if (columns[column]!.cut === 'wrap') return wrapCell(cell, widths[at]!, stringWidth);
+      return [(columns[column]!.cut === 'filename' ? truncateMiddle : truncate)(cell, widths[at]!, stringWidth)];
+    });
+    const height = Math.max(...cellLines.map((lines) => lines.length));
+    return Array.from({ length: height }, (__, index) => line(cellLines.map((lines, at) => pad(lines[index] ?? '', at))));
+  });
   const left = titles.filter((_, index) => !shown.includes(index));
   const footer = left.length === 0 ? [] : [layout.colors.dim(wrapText(`(${left.join(', ')} not shown at ${layout.columns} columns; --json has every field)`, layout.columns))];
   return `${[header, ...body, ...footer].join('\n')}\n`;
 }
 
 /** Widths for the `shown` columns within `width`, giving way in the order `renderTable` describes. */
-/** 0: dates, then free text down to its minimum; 1: labels too; 2: free text below its own minimum. */
-const STAGES = 3;
+/** 0: dates, then free text down to its minimum; 1: free text below its own minimum. Labels are never cut. */
+const STAGES = 2;
 
 function fitColumns(shown: number[], columns: ColumnSpec[], levelWidths: number[][], titleWidths: number[], width: number, stage: number): Fitted {
   const available = width - GAP * (shown.length - 1);
@@ -171,14 +180,13 @@ function fitColumns(shown: number[], columns: ColumnSpec[], levelWidths: number[
     if (!cuts) return widths[at]!;
     return Math.min(widths[at]!, Math.max(ownMinimum ? (spec.min ?? MIN_CUT_WIDTH) : MIN_CUT_WIDTH, titleWidths[column]!));
   };
-  const isText = (column: number) => columns[column]!.cut === 'text' || columns[column]!.cut === 'filename';
+  const isText = (column: number) => columns[column]!.cut === 'text' || columns[column]!.cut === 'filename' || columns[column]!.cut === 'wrap';
   const phases: Array<(column: number) => [cuts: boolean, ownMinimum: boolean]> = [
     // Free text of a column that may be left out (the least needed) first, then all free text.
     (column) => [isText(column) && columns[column]!.drop !== undefined, true],
     (column) => [isText(column), true],
   ];
-  if (stage >= 1) phases.push((column) => [isText(column) || columns[column]!.cut === 'label', true]);
-  if (stage >= 2) phases.push((column) => [isText(column) || columns[column]!.cut === 'label', false]);
+  if (stage >= 1) phases.push((column) => [isText(column), false]);
   for (const phase of phases) {
     widths = fitWidths(widths, shown.map((column, at) => minimum(column, at, ...phase(column))), available);
   }
@@ -220,6 +228,26 @@ function takeWidth(parts: Array<{ segment: string; width: number }>, maxWidth: n
     keptWidth += part.width;
   }
   return kept;
+}
+
+/**
+ * A cell wrapped to `maxWidth` columns at word boundaries (./wrap.ts), a word longer than the
+ * column broken between grapheme clusters: every character stays.
+ */
+function wrapCell(text: string, maxWidth: number, width: Width): string[] {
+  if (width(text) <= maxWidth) return [text];
+  return wrapText(text.replace(SGR, ''), maxWidth)
+    .split('\n')
+    .flatMap((piece) => {
+      const lines: string[] = [];
+      let rest = clusters(piece.trim(), width);
+      while (rest.length > 0) {
+        const taken = takeWidth(rest, maxWidth) || rest[0]!.segment;
+        lines.push(taken);
+        rest = rest.slice([...new Intl.Segmenter().segment(taken)].length);
+      }
+      return lines;
+    });
 }
 
 /**

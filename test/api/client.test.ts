@@ -113,7 +113,7 @@ describe('errors map to exit codes with a next step', () => {
     { name: 'unknown key', key: 'tpk_NotAKnownKey0000000000000000', call: (api) => api.call('getAccount', { params: { account_id: 1001 } }), code: 'INVALID_API_KEY', exit: EXIT.AUTH, hint: /taxprep profiles add|TAXPREP_API_KEY/ },
     { name: 'expired key', key: 'EXPIRED', call: (api) => api.call('getAccount', { params: { account_id: 1001 } }), code: 'EXPIRED_API_KEY', exit: EXIT.AUTH, hint: /operator for a new key/ },
     { name: 'read-only key writing', key: 'READONLY', call: (api) => api.call('createLoginLink', { params: { account_id: 1001 }, body: {} }), code: 'INSUFFICIENT_PERMISSIONS', exit: EXIT.AUTH, hint: /login_links:write/ },
-    { name: "another partner's account", key: 'BEACON', call: (api) => api.call('getAccount', { params: { account_id: 1001 } }), code: 'ACCESS_DENIED', exit: EXIT.AUTH, hint: /another partner/ },
+    { name: "another partner's account", key: 'BEACON', call: (api) => api.call('getAccount', { params: { account_id: 1001 } }), code: 'ACCESS_DENIED', exit: EXIT.AUTH, hint: /right profile/ },
     { name: 'unknown account', key: 'ACME', call: (api) => api.call('getAccount', { params: { account_id: 999999 } }), code: 'ACCOUNT_NOT_FOUND', exit: EXIT.NOT_FOUND, hint: /.*/ },
     { name: 'suspended account', key: 'ACME', call: (api) => api.call('createLoginLink', { params: { account_id: 1003 }, body: {} }), code: 'ACCOUNT_SUSPENDED', exit: EXIT.REJECTED, hint: /[Cc]ontact support/ },
   ];

@@ -103,15 +103,21 @@ describe('against a scripted server', () => {
     expect(seen).toHaveLength(2);
   });
 
-  it('when a page repeats the previous one, with a warning', async () => {
+  it('when a page repeats the previous one and no other offset name can be found: INVALID_RESPONSE (exit 8) after the pages read', async () => {
     pages = [{ deliverables: [{ id: 1 }], has_more: true }, { deliverables: [{ id: 1 }], has_more: true }];
     const result = await collect({ limit: 1 });
     expect(result.ids).toEqual([1]);
-    expect(result.stderr).toBe(
-      'warning: the service sent the same deliverables again at offset 1; stopping there, so the list shown may be incomplete. ' +
-        'The likely cause: the service ignores the query parameter "offset" (it names its offset differently). ' +
-        'Run `taxprep doctor` to find the name it honours, and set "deliverables.offset" in TAXPREP_QUERY_PARAMETERS or the profile\'s query_parameters (`taxprep doctor --save` does it)\n',
+    expect(result.stderr).toBe('');
+    expect(result.error?.code).toBe('INVALID_RESPONSE');
+    expect(result.error?.exitCode).toBe(EXIT.SERVER);
+    expect(result.error?.message).toBe(
+      'the service sent the same deliverables again at offset 1, as if it ignored the query parameter "offset"; no other name was found: ' +
+        'too little data: 0 items, and an offset shows only with two (1 request spent looking); the deliverables read are shown, but the list is incomplete: ' +
+        'run `taxprep doctor` to see which names the service honours',
     );
+    expect(result.error?.hint).toBe('If you know the service\'s name for the offset, set "deliverables.offset" in TAXPREP_QUERY_PARAMETERS or the profile\'s query_parameters.');
+    // The two pages, then one wider read of the list's start to tell the names apart.
+    expect(seen).toEqual(['/v1beta/deliverables?limit=1&offset=0', '/v1beta/deliverables?limit=1&offset=1', '/v1beta/deliverables?limit=100']);
   });
 
   it('the offset goes under the configured name (deliverables.offset)', async () => {

@@ -298,17 +298,15 @@ describe('docs upload', () => {
     expect(t.api.calls).toEqual([]);
   });
 
-  it('a mix of good and unsupported files sends nothing and names each unsupported file with the accepted extensions', async () => {
-    const t = setUp({});
-    const error = await uploadDocuments.run(t.ctx, options([w2, notes, scan, readme])).catch((thrown: unknown) => thrown);
-    expect(error).toBeInstanceOf(UsageError);
-    expect((error as UsageError).exitCode).toBe(EXIT.USAGE);
-    expect((error as UsageError).message).toBe(
-      `nothing was uploaded: ${notes} is of a type uploads do not take (.rtf); ${readme} has no file extension, so its type is unknown ` +
-        '(accepted: .pdf, .jpg, .jpeg, .png, .heic, .heif, .tif, .tiff, .webp, .txt, .csv, .xls, .xlsx, .doc, .docx)',
-    );
-    expect(Object.keys((error as UsageError).details!)).toEqual([notes, readme]);
-    expect(t.api.calls).toEqual([]);
+  it('sends files of types taxprep has no media type for as application/octet-stream: the service decides, nothing refuses them before', async () => {
+    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), uploadedDoc(2, 'notes.rtf'), uploadedDoc(3, 'scan.PNG'), uploadedDoc(4, 'README')] });
+    expect(await uploadDocuments.run(t.ctx, options([w2, notes, scan, readme]))).toBe(EXIT.OK);
+    expect(t.api.uploaded.map((file) => [file.filename, file.contentType])).toEqual([
+      ['w2.pdf', 'application/pdf'],
+      ['notes.rtf', 'application/octet-stream'],
+      ['scan.PNG', 'image/png'],
+      ['README', 'application/octet-stream'],
+    ]);
   });
 
   it('refuses two files that would be stored under one name', async () => {
@@ -353,11 +351,19 @@ describe('docs upload', () => {
     expect(JSON.parse(two.stdout())).toEqual([uploadedDoc(1, 'w2.pdf'), uploadedDoc(2, 'scan.PNG')]);
   });
 
-  it('reports which files were uploaded when one fails midway, and fails with its error', async () => {
+  it('a file the service refuses is reported and the others go on: one summary, exit 9', async () => {
     const refused = new ApiError(413, { error: { code: 'PAYLOAD_TOO_LARGE', message: 'too large' } });
-    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), refused] }, { globals: { json: true } });
+    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), refused, uploadedDoc(3, 'scan.PNG')] }, { globals: { json: true } });
+    expect(await uploadDocuments.run(t.ctx, options([w2, sheet, scan]))).toBe(EXIT.PARTIAL);
+    expect(JSON.parse(t.stdout())).toEqual([uploadedDoc(1, 'w2.pdf'), uploadedDoc(3, 'scan.PNG')]);
+    expect(t.stderr()).toBe('error: sheet.xlsx was not uploaded: too large\nUploaded 2 of 3 files: w2.pdf (id 1), scan.PNG (id 3); refused: sheet.xlsx.\n');
+  });
+
+  it('reports which files were uploaded when the service fails midway, and fails with its error', async () => {
+    const failing = new ApiError(503, { error: { code: 'SERVICE_UNAVAILABLE', message: 'down' } });
+    const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), failing] }, { globals: { json: true } });
     const error = await uploadDocuments.run(t.ctx, options([w2, sheet, scan])).catch((thrown: unknown) => thrown);
-    expect(error).toBe(refused);
+    expect(error).toBe(failing);
     expect(JSON.parse(t.stdout())).toEqual([uploadedDoc(1, 'w2.pdf')]);
     expect(t.stderr()).toBe('Uploaded 1 of 3 files: w2.pdf (id 1); sheet.xlsx failed; not uploaded: scan.PNG.\n');
   });
@@ -377,7 +383,7 @@ describe('docs upload', () => {
   });
 
   it('wipes the line of a failed upload, and never draws wider than the terminal', async () => {
-    const refused = new ApiError(413, { error: { code: 'PAYLOAD_TOO_LARGE', message: 'too large' } });
+    const refused = new ApiError(503, { error: { code: 'SERVICE_UNAVAILABLE', message: 'down' } });
     const t = setUp({ uploads: [uploadedDoc(1, 'w2.pdf'), refused] }, { tty: { stderr: true }, env: { NO_COLOR: '1' }, columns: 40 });
     await uploadDocuments.run(t.ctx, options([w2, sheet])).catch(() => undefined);
     expect(t.stderr()).toMatch(/\r\u001b\[KUploaded 1 of 2 files: w2\.pdf \(id 1\); sheet\.xlsx failed\.\n$/);

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
+import { cliCommandLine, runScanned } from '../helpers/cli';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { completionScript, describeTree } from '../../src/commands/completion/generate';
 import { program } from '../../src/commands/tree';
@@ -41,7 +41,7 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'taxprep-completion-'));
   const bin = join(work, 'bin');
   mkdirSync(bin);
-  writeFileSync(join(bin, 'taxprep'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(root('bin/taxprep.js'))} "$@"\n`);
+  writeFileSync(join(bin, 'taxprep'), `#!/bin/sh\nexec ${cliCommandLine()} "$@"\n`);
   chmodSync(join(bin, 'taxprep'), 0o755);
   mkdirSync(join(work, 'files'));
   for (const name of ['w2.pdf', '1099-int.pdf', 'clients.csv']) writeFileSync(join(work, 'files', name), 'x');
@@ -55,11 +55,11 @@ const BASH_COMPLETION = '/usr/share/bash-completion/bash_completion';
 
 /** The candidates `shell` offers for `line` (which ends where Tab is pressed), sorted. */
 async function complete(shell: Shell, line: string): Promise<string[]> {
-  const options = { cwd: join(work, 'files'), env, extendEnv: false, timeout: 30_000 };
+  const options = { cwd: join(work, 'files'), env, extendEnv: false, timeout: 30_000, reject: true };
   const words = line.split(' ');
   const result =
     shell === 'bash'
-      ? await execa('bash', ['--norc', '-c', [
+      ? await runScanned('bash', ['--norc', '-c', [
           `source ${BASH_COMPLETION}`,
           `source ${JSON.stringify(root(committed.bash))}`,
           `COMP_WORDS=(${words.map((word) => `'${word}'`).join(' ')}); COMP_CWORD=${words.length - 1}; COMP_LINE='${line}'; COMP_POINT=${line.length}`,
@@ -67,8 +67,8 @@ async function complete(shell: Shell, line: string): Promise<string[]> {
           `printf '%s\\n' "\${COMPREPLY[@]}"`,
         ].join('\n')], options)
       : shell === 'zsh'
-        ? await execa('zsh', ['-f', root('test/helpers/zsh-complete.zsh'), join(root(committed.zsh), '..'), line], options)
-        : await execa('fish', ['--no-config', '-c', `source ${JSON.stringify(root(committed.fish))}; complete -C '${line}'`], options);
+        ? await runScanned('zsh', ['-f', root('test/helpers/zsh-complete.zsh'), join(root(committed.zsh), '..'), line], options)
+        : await runScanned('fish', ['--no-config', '-c', `source ${JSON.stringify(root(committed.fish))}; complete -C '${line}'`], options);
   expect(result.stdout + result.stderr).not.toContain(API_KEY);
   return result.stdout.split('\n').map((candidate) => candidate.split('\t')[0]!).filter((candidate) => candidate !== '').sort();
 }
@@ -124,13 +124,13 @@ describe('the install steps of docs/install.md', () => {
   it.skipIf(missing.length > 0 && process.env.CI !== 'true')('install the scripts where bash-completion, zsh and fish find them', async () => {
     expect(steps).toHaveLength(3);
     const home = mkdtempSync(join(tmpdir(), 'taxprep-completion-home-'));
-    const options = { cwd: home, env: { PATH: env.PATH!, HOME: home }, extendEnv: false, timeout: 30_000 };
-    for (const step of steps) await execa('sh', ['-ec', step], options);
-    const bash = await execa('bash', ['-c', `source ${BASH_COMPLETION}; _completion_loader taxprep; complete -p taxprep`], options);
+    const options = { cwd: home, env: { PATH: env.PATH!, HOME: home }, extendEnv: false, timeout: 30_000, reject: true };
+    for (const step of steps) await runScanned('sh', ['-ec', step], options);
+    const bash = await runScanned('bash', ['-c', `source ${BASH_COMPLETION}; _completion_loader taxprep; complete -p taxprep`], options);
     expect(bash.stdout).toBe('complete -F _taxprep taxprep');
-    const zsh = await execa('zsh', ['-i', '-c', 'print -r -- $_comps[taxprep]'], options);
+    const zsh = await runScanned('zsh', ['-i', '-c', 'print -r -- $_comps[taxprep]'], options);
     expect(zsh.stdout.trim().split('\n').at(-1)).toBe('_taxprep');
-    const fish = await execa('fish', ['-c', "complete -C 'taxprep login-link renew --pur'"], options);
+    const fish = await runScanned('fish', ['-c', "complete -C 'taxprep login-link renew --pur'"], options);
     expect(fish.stdout).toBe('--purpose\trecorded for audit');
   });
 });

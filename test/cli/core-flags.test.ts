@@ -36,7 +36,6 @@ describe('global flags, before or after the command', () => {
     ['500ms', 500],
     ['2m', 120_000],
     ['1h', 3_600_000],
-    ['45', 45_000],
     ['1.5s', 1500],
     ['1d', 86_400_000],
     ['1m30s', 90_000],
@@ -44,13 +43,41 @@ describe('global flags, before or after the command', () => {
     expect(parseGlobalOptions({ timeout: text }).timeoutMs).toBe(ms);
   });
 
-  it.each(['0', '0s', '0.1ms', '-1s', '10 minutes', 'soon', ''])('--timeout %j is refused', (text) => {
+  it.each(['0', '0s', '0.1ms', '-1s', '10 minutes', 'soon', '', '45'])('--timeout %j is refused', (text) => {
     expect(() => parseGlobalOptions({ timeout: text })).toThrow(UsageError);
-    expect(() => parseGlobalOptions({ timeout: text })).toThrow('--timeout must be a duration such as 500ms, 30s, 90m, 24h, 7d or 1h30m (a bare number is seconds), greater than 0');
+    expect(() => parseGlobalOptions({ timeout: text })).toThrow('--timeout must be a duration such as 500ms, 30s, 90m, 24h, 7d or 1h30m, greater than 0');
   });
+
 
   it.each(['21', '-1', 'x', '1.5'])('--max-retries %j is refused', (text) => {
     expect(() => parseGlobalOptions({ maxRetries: text })).toThrow(/--max-retries must be an integer from 0 to 20/);
+  });
+});
+
+/**
+ * Issue 21, case 8: `--within 8` was refused while `--timeout 8` meant 8 seconds. One rule for every
+ * duration flag: a unit is required, and a bare number is refused naming the units it may mean.
+ */
+describe('every duration flag refuses a bare number alike, saying the unit', () => {
+  it.each([
+    [['whoami', '--timeout', '8'], '--timeout'],
+    [['login-link', 'renew', '--from', 'f', '--within', '8'], '--within'],
+    [['status', '--within', '8'], '--within'],
+    [['projects', 'status', '5001', '--watch', '--interval', '8'], '--interval'],
+    [['projects', 'status', '5001', '--watch', '--timeout', '8'], '--timeout'],
+  ])('%j', async (argv, flag) => {
+    const refuse = async () => {
+      const { globals, raw, module } = await parse(argv);
+      parseGlobalOptions(globals);
+      module.parseOptions(raw);
+    };
+    const error = await refuse().then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).message).toMatch(new RegExp(`^${flag} must be `));
+    expect((error as UsageError).message).toContain('8 has no unit: 8s, 8m, 8h or 8d?');
   });
 });
 

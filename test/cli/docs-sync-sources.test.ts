@@ -75,7 +75,7 @@ describe('walking <dir>/<account-id>/<tax-year>/<file>', () => {
       { where: 'clients', problem: 'is not an account id (a positive integer written plainly, such as 1001); the layout is <account-id>/<tax-year>/<file>' },
       { where: 'top.pdf', problem: 'is not inside <account-id>/<tax-year>/; the layout is <account-id>/<tax-year>/<file>' },
     ]);
-    expect((await walkLayout(join(root, 'nowhere'), [])).problems).toEqual([{ where: join(root, 'nowhere'), problem: 'does not exist' }]);
+    await expect(walkLayout(join(root, 'nowhere'), [])).rejects.toThrow(`${join(root, 'nowhere')} does not exist; nothing was sent`);
   });
 });
 

@@ -87,7 +87,8 @@ describe('help reflows to 80 columns in a pipe', () => {
   it('inherited flags are one line pointing at `taxprep help flags`, which lists every one', async () => {
     const upload = await piped(['docs', 'upload', '--help']);
     expect(upload).toMatch(/\nINHERITED FLAGS\n {2}--help, --json, --jq, --profile and \d+ more: see `taxprep help flags`\n\n/);
-    expect(upload.split('\n').length).toBeLessThan(40);
+    // 53 lines when the program's flags were listed in every command's help.
+    expect(upload.split('\n').length).toBeLessThan(53 - 10);
     const flags = await piped(['help', 'flags']);
     for (const flag of program.flags ?? []) expect(flags).toContain(flag.flag);
     expect(flags).toMatch(/^ {2}-h, --help +show help for a command$/m);
@@ -116,7 +117,8 @@ describe('man pages read within 80 columns', () => {
   it('NOTES are filled paragraphs (.PP), not preformatted lines', () => {
     const watch = pages.find((page) => page.file === 'taxprep-watch.1')!.text;
     const notes = watch.slice(watch.indexOf('.SH NOTES'), watch.indexOf('.SH SEE ALSO'));
-    expect(notes).toContain('.PP\nStop with Ctrl\\-C (exit 130): changes already printed are never printed again. A damaged state file is refused');
+    // The sentences the issue saw broken are on one line of one paragraph, which man fills.
+    expect(notes).toMatch(/^\.PP\n[^\n]*Stop with Ctrl\\-C \(exit 130\)[^\n]* A damaged state file is refused \(exit 2\)[^\n]*$/m);
     expect(notes).toMatch(/\.nf\ndeliverable\.appeared, deliverable\.status\n/);
   });
 });

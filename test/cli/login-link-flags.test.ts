@@ -62,7 +62,7 @@ describe('login-link flags -> options', () => {
   it('dispatches renew and ledger as subcommands, their flags not taken by the parent', async () => {
     expect(await optionsFor(['login-link', 'renew', '--from', 'c.csv', '--within', '36h', '--dry-run', '--expiry-hours', '72'])).toEqual({
       module: 'renew',
-      options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true },
+      options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true, renewUnknown: false },
     });
     expect(await optionsFor(['login-link', 'renew', '--from', '-'])).toMatchObject({ module: 'renew', options: { withinMs: 24 * 3_600_000, dryRun: false, yes: false } });
     expect(await optionsFor(['login-link', 'renew', '--from', '-', '--yes'])).toMatchObject({ module: 'renew', options: { yes: true } });
@@ -81,7 +81,7 @@ describe('login-link flags refused locally', () => {
     [['login-link', '1001', '--purpose', 'fun'], '--purpose must be one of: initial_access, expired_link, lost_credentials, additional_user, support_request'],
     [['login-link', '1001', '--redirect-url', 'http://acme.example/'], '--redirect-url must be an absolute https:// URL'],
     [['login-link', '1001', '--user-email', 'nope'], '--user-email must be a valid email address'],
-    [['login-link', '1001', '--custom-subject', 'x'.repeat(201)], '--custom-subject must be at most 200 characters'],
+    [['login-link', '1001', '--custom-subject', 'a\u0007b'], '--custom-subject must not contain control characters'],
     [['login-link', '1001', '--no-notify', '--custom-subject', 'Hi'], '--no-notify sends no email'],
     [['login-link', '1', '2', '--user-email', 'a@b.co'], '--user-email names a user of one account'],
     [['login-link', '1', '2', '--concurrency', '17'], '--concurrency must be an integer from 1 to 16'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { itemsFromArguments, parseLoginLinkInput } from '../../src/commands/login-link/input';
+import { itemsFromArguments, parseAccountInput as parseLoginLinkInput } from '../../src/batch/accountInput';
 import { parseCsv } from '../../src/batch/csv';
 import { UsageError } from '../../src/errors';
 

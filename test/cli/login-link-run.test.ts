@@ -67,6 +67,32 @@ describe('a single link', () => {
     expect(ledger).not.toContain('/auth/');
   });
 
+  it('shows every field of the card: no redirect row without one, the links replaced once there was one', async () => {
+    const first = await taxprep(['login-link', String(FIRST_ACCOUNT_ID + 2), '--no-notify'], { tty: true });
+    expect(first.exitCode).toBe(0);
+    expect(first.stdout).toMatch(new RegExp(`User:\\s+client\\.${FIRST_ACCOUNT_ID + 2}@example\\.com`));
+    expect(first.stdout).toMatch(/Expires:\s+\d{4}-\d\d-\d\d/);
+    expect(first.stdout).toMatch(/Created:\s+\d{4}-\d\d-\d\d/);
+    expect(first.stdout).toMatch(/Email sent:\s+no/);
+    expect(first.stdout).not.toContain('Redirect');
+    const second = await taxprep(['login-link', String(FIRST_ACCOUNT_ID + 2), '--redirect-url', 'https://acme-tax.example/welcome'], { tty: true });
+    expect(second.exitCode).toBe(0);
+    expect(second.stdout).toMatch(/Redirect:\s+https:\/\/acme-tax\.example\/welcome/);
+    expect(second.stdout).toMatch(/Links replaced:\s+1/);
+  });
+
+  it('refuses a command line without ids or with both ids and --from, and --user-email for several accounts (exit 2, nothing sent)', async () => {
+    const none = await taxprep(['login-link']);
+    expect([none.exitCode, none.stderr]).toEqual([2, 'error: give one or more account ids, or --from FILE (- for stdin)\nRun `taxprep login-link --help` for examples.\n']);
+    const both = await taxprep(['login-link', String(FIRST_ACCOUNT_ID), '--from', '-'], { stdin: `${FIRST_ACCOUNT_ID}\n` });
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toContain('give account ids or --from FILE, not both');
+    const several = await taxprep(['login-link', String(FIRST_ACCOUNT_ID), String(FIRST_ACCOUNT_ID + 1), '--user-email', SPOUSE_EMAIL]);
+    expect(several.exitCode).toBe(2);
+    expect(several.stderr).toContain('--user-email names a user of one account');
+    expect(mock.deps.requestLog.entries()).toEqual([]);
+  });
+
   it('prints the service document with --json, for the spouse with --user-email', async () => {
     const result = await taxprep(['--json', 'login-link', String(FIRST_ACCOUNT_ID), '--user-email', SPOUSE_EMAIL, '--no-notify']);
     expect(result.exitCode).toBe(0);
@@ -186,6 +212,34 @@ describe('a batch', () => {
     expect(issuedFor(FIRST_ACCOUNT_ID)).toBe(2);
   });
 
+  it('a resumed batch says what it settled, holds back an unanswered intent until --reissue-uncertain, and only the same batch resumes', async () => {
+    const ids = [String(FIRST_ACCOUNT_ID), String(FIRST_ACCOUNT_ID + 1), String(SUSPENDED[0])];
+    expect((await taxprep(['login-link', ...ids])).exitCode).toBe(9);
+    // Another batch of as many items, or the same items with other flags, starts a run of its own.
+    const other = await taxprep(['login-link', String(FIRST_ACCOUNT_ID + 2), String(FIRST_ACCOUNT_ID + 3), String(SUSPENDED[0])]);
+    expect(other.stderr).not.toContain('Resuming');
+    const otherFlags = await taxprep(['login-link', ...ids, '--purpose', 'support_request']);
+    expect(otherFlags.stderr).not.toContain('Resuming');
+    expect(issuedFor(FIRST_ACCOUNT_ID)).toBe(2);
+
+    // The run of the first batch is still unfinished: an intent without an answer for its suspended account.
+    await mock.request(`/_mock/accounts/${SUSPENDED[0]}/status`, { body: { status: 'active' } });
+    const ledger = await Ledger.open(ledgerFile());
+    await ledger.recordIntent({ origin: new URL(mock.baseUrl).origin, account_id: SUSPENDED[0]!, user_email: null }, { profile: null, at: new Date() });
+    await ledger.close();
+    const held = await taxprep(['--json', 'login-link', ...ids]);
+    expect(held.exitCode).toBe(9);
+    expect(held.stderr).toMatch(/Resuming the unfinished run of this batch from \S+: 2 of 3 links already generated, 1 held back as uncertain, 0 to send \(--restart generates every link again\)\./);
+    expect(ndjson(held.stdout).map((line) => line.skipped?.reason ?? line.error?.code)).toEqual(['done_in_interrupted_run', 'done_in_interrupted_run', 'LINK_STATE_UNCERTAIN']);
+    expect(issuedFor(SUSPENDED[0]!)).toBe(0);
+
+    const reissued = await taxprep(['--json', 'login-link', ...ids, '--reissue-uncertain']);
+    expect(reissued.exitCode).toBe(0);
+    expect(reissued.stderr).toMatch(/: 2 of 3 links already generated, 0 held back as uncertain, 1 to send /);
+    expect(issuedFor(SUSPENDED[0]!)).toBe(1);
+    expect(issuedFor(FIRST_ACCOUNT_ID)).toBe(2);
+  });
+
   it('generates every link again with --restart, even when the batch is unfinished', async () => {
     const ids = [String(FIRST_ACCOUNT_ID), String(SUSPENDED[0])];
     expect((await taxprep(['login-link', ...ids])).exitCode).toBe(9);
@@ -227,8 +281,8 @@ describe('requests without an answer', () => {
 describe('renewal', () => {
   const csv = `account_id,expiry_hours\n${FIRST_ACCOUNT_ID},24\n${FIRST_ACCOUNT_ID + 1},168\n`;
 
-  it('generates unknown links, skips fresh ones, and renews those expiring after the clock advances', async () => {
-    const first = await taxprep(['--json', 'login-link', 'renew', '--from', '-', '--within', '2h'], { stdin: csv });
+  it('generates unknown links (--renew-unknown), skips fresh ones, and renews those expiring after the clock advances', async () => {
+    const first = await taxprep(['--json', 'login-link', 'renew', '--from', '-', '--within', '2h', '--renew-unknown'], { stdin: csv });
     expect(first.exitCode).toBe(0);
     expect(ndjson(first.stdout).map((line) => line.account_id)).toEqual([FIRST_ACCOUNT_ID, FIRST_ACCOUNT_ID + 1]);
 
@@ -268,7 +322,7 @@ describe('renewal', () => {
     await ledger.recordIntent({ origin: new URL(mock.baseUrl).origin, account_id: FIRST_ACCOUNT_ID, user_email: null }, { profile: null, at: new Date() });
     await ledger.close();
 
-    const held = await taxprep(['--json', 'login-link', 'renew', '--from', '-'], { stdin: `${FIRST_ACCOUNT_ID}\n${FIRST_ACCOUNT_ID + 1}\n` });
+    const held = await taxprep(['--json', 'login-link', 'renew', '--from', '-', '--renew-unknown'], { stdin: `${FIRST_ACCOUNT_ID}\n${FIRST_ACCOUNT_ID + 1}\n` });
     expect(held.exitCode).toBe(9);
     const [heldLine, issuedLine] = ndjson(held.stdout);
     expect(heldLine!.error.code).toBe('LINK_STATE_UNCERTAIN');

@@ -207,13 +207,15 @@ describe('tables and cards', () => {
     expect(fitWidths([4, 54, 8, 75], [4, 12, 8, 12], 80 - 6)).toEqual([4, 31, 8, 31]);
   });
 
-  it('shortens dates, then labels, and never a status', async () => {
+  // Issue 21, case 5: an enumerated value is never cut; the column is left out, with the note.
+  it('shortens dates, then leaves a label out whole, and never cuts a status', async () => {
     const rows = [['quarterly_estimate', '\u001b[33mwaiting_on_client\u001b[39m', '2026-12-07 16:43 UTC (in 14 days)']];
     const head = [label('Type'), 'Status', dateColumn('Due')];
     const at = async (columns: number) => (await renderTable(head, rows, { tty: true, colors: palette(false), columns })).split('\n')[1];
     expect(await at(65)).toBe('quarterly_estimate  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07 (in 14 days)');
     expect(await at(50)).toBe('quarterly_estimate  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07');
-    expect(await at(45)).toBe('quarterly_est…  \u001b[33mwaiting_on_client\u001b[39m  2026-12-07');
+    expect(await at(45)).toBe('\u001b[33mwaiting_on_client\u001b[39m  2026-12-07 (in 14 days)');
+    expect(await renderTable(head, rows, { tty: true, colors: palette(false), columns: 45 })).toContain('(TYPE not shown at 45 columns;');
   });
 
   it('cuts nothing when the terminal is wide enough', async () => {

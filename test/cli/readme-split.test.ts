@@ -77,6 +77,8 @@ const SECTIONS: ReadonlyArray<[before: string, now: string]> = [
   ['Auth, keys and rate limits', 'docs/contract-notes.md#auth-keys-and-rate-limits'],
   ['What the client tolerates and what it refuses', 'docs/contract-notes.md#what-the-client-tolerates-and-what-it-refuses'],
   ['CLI-side choices', 'docs/contract-notes.md#cli-side-choices'],
+  // Added by the merges of 25 November (README edits of the other branches, carried into docs/).
+  ['What the client refuses, and why', 'docs/contract-notes.md#what-the-client-refuses-and-why'],
   ['Development', 'docs/development.md#development'],
   ['Tests', 'docs/development.md#tests'],
   ['Benchmarks', 'docs/development.md#benchmarks'],

@@ -43,6 +43,17 @@ function terminal(columns: number, stubs: Stubs = {}, env: Record<string, string
   return test;
 }
 
+/** Nothing cut, and each text there in full once the lines of the table are read as one text. */
+function expectWhole(text: string, texts: string[]) {
+  expect(text).not.toContain('…');
+  const words = text.split(/\s+/).join(' ');
+  for (const whole of texts) {
+    // A wrapped cell continues on the next lines of its row, below itself: its words keep their order there.
+    const pattern = whole.split(' ').map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('(?: \\S+)*? ');
+    expect(words, whole).toMatch(new RegExp(pattern));
+  }
+}
+
 /** Each line fits, and each value a person reads appears whole, as a word of its own. */
 function expectFitted(text: string, columns: number, whole: Array<string | number>) {
   const lines = text.trimEnd().split('\n');
@@ -98,6 +109,7 @@ describe.each(WIDTHS)('every table at %i columns', (columns) => {
           outstanding_items: [
             { type: 'missing_document', priority: 'high', description: 'Form 1098 mortgage interest statement for 2025', requested_at: '2026-11-18T00:11:00Z' },
             { type: 'client_request', priority: 'medium', description: 'Confirm the dependents claimed this year', requested_at: '2026-11-20T00:11:00Z' },
+            { type: 'missing_document', priority: 'high', description: 'Brokerage 1099-B consolidated statement for every account', requested_at: '2026-11-21T00:11:00Z' },
           ],
           last_updated: '2026-11-23T00:11:00Z',
         },
@@ -105,6 +117,8 @@ describe.each(WIDTHS)('every table at %i columns', (columns) => {
     });
     await projectStatus.run(t.ctx, { projectId: 5001 });
     expectFitted(t.stdout(), columns, ['high', 'medium', '20%', 5001]);
+    // Issue 21, case 5: the description a person must act on wraps, whole, instead of being cut.
+    expectWhole(t.stdout(), ['Form 1098 mortgage interest statement for 2025', 'Brokerage 1099-B consolidated statement for every account']);
   });
 
   it('deliverables list keeps ids and statuses', async () => {

@@ -1,11 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
-import { makeHome, runCli } from '../helpers/cli';
+import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -14,7 +12,6 @@ import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture
  * spreadsheet exports, resumes after SIGKILL and Ctrl-C, overlapping runs and a spent quota.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 let mock: RunningMock;
 let home: string;
 
@@ -208,13 +205,9 @@ describe('accounts import', () => {
   });
 });
 
-/** The CLI as a process this test can kill; the same environment runCli builds. */
+/** The CLI as a process this test can kill. */
 function spawnImport(args: string[]) {
-  return execa(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  return startCli(args, { home, env: env(), stdin: 'ignore' });
 }
 
 /** Intents in the ledger with no line settling them: requests a killed run left in flight. */
@@ -243,13 +236,13 @@ describe('accounts import, interrupted', () => {
     let openIntents = 0;
     for (let round = 0; round < 6 && created() < list.length - 4; round += 1) {
       const before = created();
-      const child = spawnImport(args);
+      const { child, result } = spawnImport(args);
       // Some rounds die as soon as a request is at the mock, others a random while later.
       const extra = 1 + Math.floor(Math.random() * 4);
       await until(() => created() >= Math.min(before + extra, list.length) || child.exitCode !== null, 'a creation');
       await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 25)));
       child.kill('SIGKILL');
-      const ended = await child;
+      const ended = await result;
       if (ended.signal === 'SIGKILL') kills += 1;
       openIntents += openIntentsIn(ndjson(readFileSync(ledgerPath(), 'utf8')));
     }
@@ -274,10 +267,10 @@ describe('accounts import, interrupted', () => {
     const list = emails(30);
     const csv = file('clients.csv', csvOf(list));
     mock.deps.settings.faults.latencyMs = 30;
-    const child = spawnImport(['accounts', 'import', csv, '--concurrency', '2']);
+    const { child, result } = spawnImport(['accounts', 'import', csv, '--concurrency', '2']);
     await until(() => list.some((email) => accountsByEmail().has(email)), 'a creation');
     child.kill('SIGINT');
-    const stopped = await child;
+    const stopped = await result;
     expect(stopped.exitCode).toBe(130);
     expect(String(stopped.stderr)).toMatch(/interrupted: accounts: \d+ created, 0 already there, 0 failed, 0 skipped, \d+ not sent in /);
     const made = list.filter((email) => accountsByEmail().has(email));

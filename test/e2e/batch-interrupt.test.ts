@@ -1,16 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
-import { makeHome } from '../helpers/cli';
+import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
 /** Ctrl-C in a login-link batch: the engine's behaviour, the same as in accounts import. */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 const ACCOUNTS = 30;
 let mock: RunningMock;
 
@@ -24,16 +21,16 @@ describe('login-link --from, interrupted by Ctrl-C', () => {
     const home = makeHome();
     const ids = join(home, 'ids.txt');
     writeFileSync(ids, `${Array.from({ length: ACCOUNTS }, (_, index) => FIRST_ACCOUNT_ID + index).join('\n')}\n`);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: BATCH_KEYS.acme };
-    const args = [BIN, '--json', 'login-link', '--from', ids, '--concurrency', '2', '--no-notify'];
+    const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: BATCH_KEYS.acme };
+    const args = ['--json', 'login-link', '--from', ids, '--concurrency', '2', '--no-notify'];
     mock.deps.settings.faults.latencyMs = 30;
-    const child = execa(process.execPath, args, { env, extendEnv: false, reject: false });
+    const { child, result } = startCli(args, { home, env, stdin: 'ignore' });
     for (let waited = 0; mock.deps.store.state.loginLinks.length < 3; waited += 10) {
       if (waited > 20_000) throw new Error('no link was generated');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     child.kill('SIGINT');
-    const stopped = await child;
+    const stopped = await result;
     mock.deps.settings.faults.latencyMs = 0;
     expect(stopped.exitCode).toBe(130);
     const { error } = JSON.parse(String(stopped.stderr).trim().split('\n').at(-1)!);
@@ -47,7 +44,7 @@ describe('login-link --from, interrupted by Ctrl-C', () => {
     expect(ledger.filter((entry) => entry.type === 'issued')).toHaveLength(made);
     expect(ledger.filter((entry) => entry.type === 'intent')).toHaveLength(made);
 
-    const resumed = await execa(process.execPath, args, { env, extendEnv: false, reject: false });
+    const resumed = await runCli(args, { home, env });
     expect(resumed.exitCode).toBe(0);
     expect(mock.deps.store.state.loginLinks).toHaveLength(ACCOUNTS);
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_API_KEYS } from '../../src/mock/seed';
-import { registerSecret, runCli, withoutColor, type RunCliOptions } from '../helpers/cli';
+import { makeHome, registerSecret, runCli, withoutColor, type RunCliOptions } from '../helpers/cli';
 import { startServeMock, type ServedMock } from '../helpers/serveMock';
 
 /**
@@ -203,17 +203,21 @@ describe('docs', () => {
     expect(JSON.parse(after.stdout).total_count).toBe(JSON.parse(before.stdout).total_count);
   });
 
-  it('a file type uploads do not take is refused before anything is sent: exit 2, the file and the accepted extensions', async () => {
+  it("a type the mock does not take: its 415 is reported with the types it takes and remembered; the next such file is refused before sending", async () => {
     const notes = join(directory, 'notes-e2e.rtf');
     writeFileSync(notes, '{\\rtf1 notes}');
+    const home = makeHome();
+    const first = await runCli(['docs', 'upload', '1005', notes, '--tax-year', '2024'], acme({ home }));
+    expect(first.exitCode).toBe(5);
+    expect(first.stderr).toContain('error: Documents of type application/octet-stream are not accepted.\n');
+    expect(first.stderr).toContain('The service named the file types application/pdf, image/jpeg, image/png');
     const before = await runCli(['docs', 'list', '1005', '--json'], acme());
-    const result = await runCli(['docs', 'upload', '1005', w2, notes, '--tax-year', '2024', '--json'], acme());
+    const result = await runCli(['docs', 'upload', '1005', w2, notes, '--tax-year', '2024', '--json'], acme({ home }));
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
     const error = errorBody(result.stderr).error;
     expect(error.code).toBe('USAGE_ERROR');
-    expect(error.message).toContain(`${notes} is of a type uploads do not take (.rtf)`);
-    expect(error.message).toContain('accepted: .pdf, .jpg');
+    expect(error.message).toMatch(/notes-e2e\.rtf is of a type \(\.rtf, sent as application\/octet-stream\) the service does not take: it takes application\/pdf, .* \(learned from the service \(HTTP 415 UNSUPPORTED_MEDIA_TYPE\) on \d{4}-\d\d-\d\d\)/);
     const after = await runCli(['docs', 'list', '1005', '--json'], acme());
     expect(JSON.parse(after.stdout).total_count).toBe(JSON.parse(before.stdout).total_count);
   });

@@ -82,7 +82,9 @@ describe('login-link on a terminal says what it will do and asks', () => {
     const before = mock.deps.store.state.loginLinks.length;
     const renew = await runCli(['login-link', 'renew', '--from', file], { env: env(), tty: true, home, input: 'n\n' });
     expect(renew.exitCode).toBe(2);
-    expect(renew.stdout).toContain('This will renew 3 login links:\n  - 1 expiring within the window, 2 unknown to the ledger\n  - emails each link to its user: 3 emails\n');
+    expect(renew.stdout).toContain(
+      'This will renew 3 login links:\n  - 1 expiring within the window, 2 unknown to the ledgers\n  - replaces 2 links taxprep cannot see (made elsewhere or earlier)\n  - emails each link to its user: 3 emails\n',
+    );
     expect(renew.stdout).toMatch(/these users from working:\n {4}1 issued by taxprep, valid until .+ \(in 2 hours\)\n/);
     expect(questions(renew.stdout)).toBe(1);
     expect(mock.deps.store.state.loginLinks.length).toBe(before);
@@ -96,7 +98,7 @@ describe('in a pipe nothing is said or asked', () => {
     expect(single.exitCode).toBe(0);
     expect(single.stderr).not.toContain('This will');
     expect(single.stderr).not.toContain('Continue?');
-    const renew = await runCli(['login-link', 'renew', '--from', '-', '--within', '8d'], { env: env(), home, input: `${ID}\n${ID + 1}\n` });
+    const renew = await runCli(['login-link', 'renew', '--from', '-', '--within', '8d', '--renew-unknown'], { env: env(), home, input: `${ID}\n${ID + 1}\n` });
     expect(renew.exitCode).toBe(0);
     expect(renew.stderr).toMatch(/^login links: 2 generated, 0 failed, 0 skipped/);
     expect(linksOf(ID)).toBe(2);

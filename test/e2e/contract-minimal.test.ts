@@ -1,11 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ESC, MINIMAL_KEY, RLO, startContractMinimalServer, type MinimalServer } from '../helpers/contractMinimalServer';
-import { makeHome, registerSecret, runCli, withoutColor, type RunCliOptions } from '../helpers/cli';
+import { cliCommandLine, makeHome, registerSecret, runCli, startScanned, withoutColor, type RunCliOptions } from '../helpers/cli';
 
 /**
  * Every command, run as a user runs it (the built `bin/taxprep.js`), against a server that is not
@@ -16,7 +14,6 @@ import { makeHome, registerSecret, runCli, withoutColor, type RunCliOptions } fr
 
 let server: MinimalServer;
 const files = mkdtempSync(join(tmpdir(), 'taxprep-minimal-'));
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 
 beforeAll(async () => {
   server = await startContractMinimalServer();
@@ -217,12 +214,14 @@ describe('broken and hostile services', () => {
     expect(result.stderr).toContain('error: stopped after 5 pages (5 deliverables): the service still said more follow');
   });
 
-  it('a page that repeats ends the list with a warning, exit 0', async () => {
+  it('a page that repeats, with no other offset name honoured: exit 8 naming doctor, and --json prints no document', async () => {
     const result = await runCli(['deliverables', 'list', '--all', '--json'], at(server.baseUrl('repeat')));
-    expect(result.exitCode).toBe(0);
-    expect(JSON.parse(result.stdout).deliverables).toHaveLength(2);
-    expect(result.stderr).toContain('warning: the service sent the same deliverables again at offset 2; stopping there, so the list shown may be incomplete.');
-    expect(result.stderr).toContain('Run `taxprep doctor`');
+    expect(result.exitCode).toBe(8);
+    expect(result.stdout).toBe('');
+    const error = JSON.parse(result.stderr).error;
+    expect(error.code).toBe('INVALID_RESPONSE');
+    expect(error.message).toMatch(/^the service sent the same deliverables again at offset 2, as if it ignored the query parameter "offset"; no other name was found: /);
+    expect(error.message).toContain('run `taxprep doctor`');
   });
 
   it('an endless body stops at --max-response-size with exit 12', async () => {
@@ -265,18 +264,17 @@ describe('uploads in a terminal', () => {
    */
   async function inTerminal(args: string[], options: { baseUrl: string; columns: number; ready?: Promise<void>; keys?: string }) {
     const home = makeHome();
-    const command = `stty cols ${options.columns} rows 24; exec ${[process.execPath, BIN, ...args].map((word) => `'${word}'`).join(' ')}`;
-    const child = execa('script', ['-qfec', command, '/dev/null'], {
+    const command = `stty cols ${options.columns} rows 24; exec ${cliCommandLine(args)}`;
+    const { child, result: ended } = startScanned('script', ['-qfec', command, '/dev/null'], {
       env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.data'), TAXPREP_BASE_URL: options.baseUrl, TAXPREP_API_KEY: MINIMAL_KEY, NO_COLOR: '1' },
       extendEnv: false,
-      reject: false,
       stdin: 'pipe',
     });
     if (options.ready !== undefined) {
       await options.ready;
       child.stdin?.write(options.keys ?? '');
     }
-    const result = await child;
+    const result = await ended;
     const screen = String(result.stdout);
     expect(screen).not.toContain(MINIMAL_KEY);
     return { exitCode: result.exitCode, screen };

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
-import { makeHome, runCli } from '../helpers/cli';
+import { cliCommandLine, makeHome, runCli, runScanned, startCli } from '../helpers/cli';
+import { renewalRecipe } from '../helpers/cronRecipe';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -13,7 +13,6 @@ import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture
  * mid-batch and resumed without a duplicate link, and two overlapping runs on one ledger.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 const ACCOUNTS = 60;
 let mock: RunningMock;
 let home: string;
@@ -32,13 +31,9 @@ function env(): Record<string, string> {
   return { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: BATCH_KEYS.acme };
 }
 
-/** The same environment runCli builds, for a process this test must be able to kill. */
+/** The CLI as a process this test must be able to kill. */
 function spawnTaxprep(args: string[]) {
-  return execa(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  return startCli(args, { home, env: env(), stdin: 'ignore' });
 }
 
 const ledgerPath = () => join(home, '.local', 'share', 'taxprep', 'login-links.ndjson');
@@ -69,8 +64,8 @@ describe('a run killed mid-batch', () => {
 
     const killed = spawnTaxprep(args);
     await until(() => mock.deps.store.state.loginLinks.length >= 15, '15 links');
-    killed.kill('SIGKILL');
-    await killed;
+    killed.child.kill('SIGKILL');
+    await killed.result;
     // Requests already at the mock finish there (the kill does not undo them): wait them out.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const issuedBeforeResume = mock.deps.store.state.loginLinks.length;
@@ -109,17 +104,17 @@ describe('overlapping runs', () => {
   it('the second run exits 10 naming the first, sending nothing; after the first ends it finds every link fresh', async () => {
     const idsFile = writeIds(20);
     mock.deps.settings.faults.latencyMs = 100;
-    const renew = ['login-link', 'renew', '--from', idsFile, '--within', '24h', '--concurrency', '1'];
+    const renew = ['login-link', 'renew', '--from', idsFile, '--within', '24h', '--concurrency', '1', '--renew-unknown'];
 
     const first = spawnTaxprep(renew);
     await until(() => existsSync(`${ledgerPath()}.lock`), 'the lock file');
     const second = await runCli([...renew, '--lock-wait', '0'], { env: env(), home });
     expect(second.exitCode).toBe(10);
-    expect(second.stderr).toContain(`error: the login-link ledger ${ledgerPath()} is in use by taxprep (pid ${first.pid} on `);
+    expect(second.stderr).toContain(`error: the login-link ledger ${ledgerPath()} is in use by taxprep (pid ${first.child.pid} on `);
     expect(second.stderr).toContain('nothing was sent');
     expect(second.stdout).toBe('');
 
-    const firstResult = await first;
+    const firstResult = await first.result;
     expect(firstResult.exitCode).toBe(0);
     expect(mock.deps.store.state.loginLinks).toHaveLength(20);
 
@@ -132,12 +127,10 @@ describe('overlapping runs', () => {
 });
 
 describe("the cron recipe of docs/cron.md, run as cron runs it", () => {
-  /** The recipe's script, word for word but for the two paths a machine chooses: taxprep's and the clients file's. */
   function recipe(clients: string): string {
-    const guide = readFileSync(fileURLToPath(new URL('../../docs/cron.md', import.meta.url)), 'utf8');
-    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-renew:[\s\S]*?)```/.exec(guide)?.[1];
+    const script = renewalRecipe(cliCommandLine(), clients);
     expect(script).toBeDefined();
-    return script!.replace('/usr/local/bin/taxprep ', `${process.execPath} ${BIN} `).replace('/srv/taxprep/clients.csv', clients);
+    return script!;
   }
 
   it('is quiet while all is well, adds nothing for fresh clients, keeps the links private and mails what failed', async () => {
@@ -147,9 +140,19 @@ describe("the cron recipe of docs/cron.md, run as cron runs it", () => {
     const script = join(home, 'taxprep-renew');
     writeFileSync(script, recipe(clients), { mode: 0o755 });
     // cron: no terminal (a session of its own), no stdin, an environment of a few variables.
-    const cron = () => execa(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, reject: false, stdin: 'ignore', detached: true });
     const state = join(home, '.local', 'state', 'taxprep');
+    const cron = () =>
+      runScanned(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, stdin: 'ignore', detached: true, files: [join(state, 'links.ndjson'), join(state, 'renew.log')] });
     const links = () => readFileSync(join(state, 'links.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+
+    // Accounts the ledgers do not know are left alone (and mailed) until a person renews them once.
+    const unknown = await cron();
+    expect(unknown.exitCode).toBe(9);
+    expect(String(unknown.stdout)).toContain(`failed: ${FIRST_ACCOUNT_ID} LINK_UNKNOWN`);
+    expect(mock.deps.store.state.loginLinks).toHaveLength(0);
+    const byHand = await runCli(['login-link', 'renew', '--from', clients, '--within', '24h', '--renew-unknown', '--json'], { env: { TAXPREP_PROFILE: 'cron' }, home });
+    expect(byHand.exitCode).toBe(0);
+    writeFileSync(join(state, 'links.ndjson'), byHand.stdout, { mode: 0o600 });
 
     const first = await cron();
     expect([first.exitCode, first.stdout, first.stderr]).toEqual([0, '', '']);
@@ -165,18 +168,20 @@ describe("the cron recipe of docs/cron.md, run as cron runs it", () => {
     expect(failing.exitCode).toBe(9);
     const mail = String(failing.stdout);
     expect(mail).toContain(`taxprep login-link renew exited 9 (see taxprep help exit-codes); this run, also in ${join(state, 'renew.log')}:`);
-    expect(mail).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
+    expect(mail).toContain('failed: 99999 LINK_UNKNOWN');
     const log = readFileSync(join(state, 'renew.log'), 'utf8');
-    expect(log.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ login links: /gm)).toHaveLength(3);
+    expect(log.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ login links: /gm)).toHaveLength(4);
     expect(log).toContain('login links: 0 generated, 1 failed, 2 skipped');
-    expect(log).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
-    expect(links().at(-1)).toMatchObject({ input: { account_id: 99999 }, error: { code: 'ACCOUNT_NOT_FOUND' } });
+    expect(log).toContain('failed: 99999 LINK_UNKNOWN');
+    expect(links().at(-1)).toMatchObject({ input: { account_id: 99999 }, error: { code: 'LINK_UNKNOWN' } });
+    const sent = await runCli(['login-link', 'renew', '--from', clients, '--within', '24h', '--renew-unknown'], { env: { TAXPREP_PROFILE: 'cron' }, home });
+    expect(sent.stderr).toContain('failed: 99999 ACCOUNT_NOT_FOUND');
   });
 
   it('makes a links file that the shell just created for it private, whatever the umask', async () => {
     const out = join(home, 'links.ndjson');
-    const command = `umask 022; exec ${process.execPath} ${BIN} --json login-link ${FIRST_ACCOUNT_ID} ${FIRST_ACCOUNT_ID + 1} > ${out}`;
-    const result = await execa('/bin/sh', ['-c', command], { env: { PATH: '/usr/bin:/bin', HOME: home, ...env() }, extendEnv: false, reject: false, stdin: 'ignore' });
+    const command = `umask 022; exec ${cliCommandLine(['--json', 'login-link', String(FIRST_ACCOUNT_ID), String(FIRST_ACCOUNT_ID + 1)])} > ${out}`;
+    const result = await runScanned('/bin/sh', ['-c', command], { env: { PATH: '/usr/bin:/bin', HOME: home, ...env() }, extendEnv: false, stdin: 'ignore', files: [out] });
     expect(result.exitCode).toBe(0);
     expect(readFileSync(out, 'utf8')).toContain('"login_link"');
     expect(statSync(out).mode & 0o777).toBe(0o600);

@@ -38,6 +38,11 @@ describe('npm run demo in a pipe', () => {
     // The commands' messages come down the same pipe, in order: the error right after its command.
     expect(output).toMatch(/\$ taxprep accounts get 999999\nerror: No account with id 999999 exists\.\n\(exit code 4\)\n/);
     expect(output).toMatch(/\nDone\. The mock is stopped/);
+    // Issue 21, case 7: its last lines are commands a fresh clone can run, each within 80 columns.
+    const ending = output.slice(output.lastIndexOf('Done.'));
+    expect(ending).toContain('  npx taxprep serve --mock');
+    for (const line of ending.split('\n').filter((each) => / taxprep /.test(` ${each} `))) expect(line).toMatch(/npx taxprep|npm link/);
+    for (const line of ending.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
   });
 
   it('ends quietly, and cleans up, when its reader goes away (`npm run demo | head`)', async () => {

@@ -3,10 +3,9 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
-import { makeHome, runCli } from '../helpers/cli';
+import { cliCommandLine, makeHome, runCli, runScanned, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -15,7 +14,6 @@ import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture
  * of SIGKILLs, Ctrl-C, an overlapping run and a file that changes while it uploads.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 const A = FIRST_ACCOUNT_ID;
 const B = FIRST_ACCOUNT_ID + 1;
 let mock: RunningMock;
@@ -143,16 +141,12 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 }
 
 function spawnSync(args: string[] = []) {
-  return execa(process.execPath, [BIN, 'docs', 'sync', dir, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  return startCli(['docs', 'sync', dir, ...args], { home, env: env(), stdin: 'ignore' });
 }
 
 describe('docs sync: bad input ends with a clear message, exit 2, nothing sent and the ledger intact', () => {
-  it('names every problem: out of <dir>, a directory as the file, a link loop, a missing file, a refused type, a bad row', async () => {
-    put({ [`${A}/2025/w2.pdf`]: 'w2', 'folder/inner.pdf': 'x', 'notes.rtf': 'rtf' });
+  it('names every problem: out of <dir>, a directory as the file, a link loop, a missing file, a bad row', async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2', 'folder/inner.pdf': 'x' });
     symlinkSync('loop.pdf', join(dir, 'loop.pdf'));
     const manifest = join(dir, 'manifest.ndjson');
     const rows = [
@@ -161,31 +155,43 @@ describe('docs sync: bad input ends with a clear message, exit 2, nothing sent a
       { path: 'folder', account_id: A, tax_year: 2025 },
       { path: 'loop.pdf', account_id: A, tax_year: 2025 },
       { path: 'gone.pdf', account_id: A, tax_year: 2025 },
-      { path: 'notes.rtf', account_id: A, tax_year: 2025 },
       { path: 'x.pdf', account_id: 'abc', tax_year: 1800 },
     ];
     writeFileSync(manifest, rows.map((row) => JSON.stringify(row)).join('\n'));
-    expect((await sync(['--exclude', 'manifest.ndjson', '--exclude', 'folder', '--exclude', 'notes.rtf', '--exclude', 'loop.pdf'])).exitCode).toBe(0);
+    expect((await sync(['--exclude', 'manifest.ndjson', '--exclude', 'folder', '--exclude', 'loop.pdf'])).exitCode).toBe(0);
     const ledgerBefore = readFileSync(ledgerPath(), 'utf8');
     mock.deps.requestLog.clear();
     const result = await sync(['--manifest', manifest]);
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain(`error: cannot sync 6 entries of ${manifest}; nothing was sent:\n`);
+    expect(result.stderr).toContain(`error: cannot sync 5 entries of ${manifest}; nothing was sent:\n`);
     for (const text of [
       `line 2: path ../outside.pdf is outside ${dir}`,
       'line 3: folder is a directory, not a file',
       'line 4: loop.pdf is a symbolic link that loops',
       'line 5: gone.pdf does not exist',
-      'line 6: notes.rtf is of a type uploads do not take (.rtf)',
-      'line 7: account_id must be a positive integer',
+      'line 6: account_id must be a positive integer',
     ]) {
       expect(result.stderr).toContain(text);
     }
-    expect(result.stderr).toContain('(.rtf)\n  line 7: account_id must be a positive integer');
-    expect(result.stderr).toContain('Uploads take .pdf .jpg');
     expect(mock.deps.requestLog.entries()).toEqual([]);
     expect(readFileSync(ledgerPath(), 'utf8')).toBe(ledgerBefore);
+  });
+
+  it("a type the service refuses: its refusal is a failed file and the rest go on (exit 9); the rule it named keeps the next such file from being sent", async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2', [`${A}/2025/notes.rtf`]: 'rtf' });
+    const first = await sync([]);
+    expect(first.exitCode).toBe(9);
+    expect(first.stdout).toMatch(new RegExp(`^failed\t${A}/2025/notes\.rtf\t${A}\t2025\tUNSUPPORTED_MEDIA_TYPE\tDocuments of type application/octet-stream are not accepted\.$`, 'm'));
+    expect(first.stdout).toMatch(new RegExp(`^uploaded\t${A}/2025/w2\.pdf\t`, 'm'));
+    expect(storedCounts()).toEqual(new Map([[`${A}/2025/w2.pdf`, 1]]));
+
+    put({ [`${A}/2025/more.rtf`]: 'rtf 2' });
+    mock.deps.requestLog.clear();
+    const again = await sync([]);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toMatch(/more\.rtf is of a type \(\.rtf, sent as application\/octet-stream\) the service does not take: it takes application\/pdf, .* \(learned from the service \(HTTP 415 UNSUPPORTED_MEDIA_TYPE\) on /);
+    expect(requests('POST', /documents$/)).toEqual([]);
   });
 
   it('a folder out of the layout, and a loop of links in the walk; --skip-invalid syncs the rest and exits 9', async () => {
@@ -222,7 +228,7 @@ describe('docs sync: bad input ends with a clear message, exit 2, nothing sent a
     const handle = await open(path, 'r+');
     await handle.write(Buffer.alloc(1024, 2), 0, 1024, 24 * 1024 * 1024 - 1024);
     await handle.close();
-    const result = await running;
+    const result = await running.result;
     expect(result.exitCode).toBe(9);
     expect(String(result.stdout)).toContain(`failed\t${A}/2025/big.pdf\t${A}\t2025\tFILE_CHANGED\t${A}/2025/big.pdf changed while it was being uploaded; nothing was stored`);
     mock.deps.settings.faults.latencyMs = 0;
@@ -252,8 +258,8 @@ describe('docs sync: durability', () => {
       // the time), the others anywhere from start-up on (taking the lock, hashing, listing).
       if (round % 2 === 0) await until(() => intents() > before, 'an upload');
       await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 300)));
-      running.kill('SIGKILL');
-      const killed = await running;
+      running.child.kill('SIGKILL');
+      const killed = await running.result;
       if (killed.signal === 'SIGKILL') kills += 1;
       // Requests already at the mock finish there: wait them out before the next run lists.
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -278,8 +284,8 @@ describe('docs sync: durability', () => {
     mock.deps.settings.faults.latencyMs = 80;
     const running = spawnSync(['--concurrency', '2']);
     await until(() => existsSync(ledgerPath()) && (readFileSync(ledgerPath(), 'utf8').match(/"type":"uploaded"/g) ?? []).length >= 3, 'three uploads');
-    running.kill('SIGINT');
-    const stopped = await running;
+    running.child.kill('SIGINT');
+    const stopped = await running.result;
     expect(stopped.exitCode).toBe(130);
     expect(String(stopped.stderr)).toMatch(/error: interrupted: documents: \d+ uploaded, 0 skipped, 0 failed, \d+ not sent/);
     const printed = String(stopped.stdout).trim().split('\n').length;
@@ -300,8 +306,8 @@ describe('docs sync: durability', () => {
     await until(() => existsSync(`${ledgerPath()}.lock`), 'the lock');
     const second = await sync(['--lock-wait', '0']);
     expect(second.exitCode).toBe(10);
-    expect(second.stderr).toContain(`the documents ledger ${ledgerPath()} is in use by taxprep (pid ${first.pid} on `);
-    expect((await first).exitCode).toBe(0);
+    expect(second.stderr).toContain(`the documents ledger ${ledgerPath()} is in use by taxprep (pid ${first.child.pid} on `);
+    expect((await first.result).exitCode).toBe(0);
     expect(storedCounts().size).toBe(2);
   });
 });
@@ -312,7 +318,7 @@ describe("the nightly sync recipe of docs/cron.md, run as cron runs it", () => {
     const guide = readFileSync(fileURLToPath(new URL('../../docs/cron.md', import.meta.url)), 'utf8');
     const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-sync:[\s\S]*?)```/.exec(guide)?.[1];
     expect(script).toBeDefined();
-    return script!.replace('/usr/local/bin/taxprep ', `${process.execPath} ${BIN} `).replace('/srv/shared/clients', folder);
+    return script!.replace('/usr/local/bin/taxprep ', `${cliCommandLine()} `).replace('/srv/shared/clients', folder);
   }
 
   it('uploads the new files once, is quiet while all is well, logs each night and mails a conflict', async () => {
@@ -321,8 +327,9 @@ describe("the nightly sync recipe of docs/cron.md, run as cron runs it", () => {
     const script = join(home, 'taxprep-sync');
     writeFileSync(script, recipe(dir), { mode: 0o755 });
     // cron: no terminal (a session of its own), no stdin, an environment of a few variables.
-    const cron = () => execa(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, reject: false, stdin: 'ignore', detached: true });
     const state = join(home, '.local', 'state', 'taxprep');
+    const cron = () =>
+      runScanned(script, [], { env: { PATH: '/usr/bin:/bin', HOME: home, SHELL: '/bin/sh', LOGNAME: 'cron' }, extendEnv: false, stdin: 'ignore', detached: true, files: [join(state, 'sync.ndjson'), join(state, 'sync.log')] });
     const results = () => readFileSync(join(state, 'sync.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
 
     const first = await cron();

@@ -95,22 +95,25 @@ describe('taxprep doctor', () => {
 
   it('against a service with other names: finds all five, --save stores them, and lists come out right', async () => {
     const home = await homeWithProfile(renamed.baseUrl(), MINIMAL_KEY);
+    // --all finds the offset's name itself (and remembers it); the filters' names are doctor's to find.
     const before = await runCli(['deliverables', 'list', '--all', '--limit', '1', '--ndjson'], { home, env });
-    expect(before.stdout.trim().split('\n')).toHaveLength(1);
-    expect(before.stderr).toContain('Run `taxprep doctor`');
+    expect(before.exitCode).toBe(0);
+    expect(before.stdout.trim().split('\n')).toHaveLength(2);
+    expect(before.stderr).toContain('honours "skip" as the offset of deliverables');
 
     const found = await runCli(['doctor', '--json'], { home, env });
     expect(found.exitCode).toBe(0);
     const report = JSON.parse(found.stdout) as DoctorReport;
     expect(Object.fromEntries(Object.entries(report.query_parameters).map(([setting, entry]) => [setting, [entry.outcome, entry.found]]))).toEqual(
-      Object.fromEntries(Object.entries(OTHER_NAMES).map(([setting, name]) => [setting, ['other', name]])),
+      Object.fromEntries(Object.entries(OTHER_NAMES).map(([setting, name]) => [setting, [setting === 'deliverables.offset' ? 'honoured' : 'other', name]])),
     );
-    expect(check(report, 'deliverables.offset')).toMatchObject({ status: 'warn', fix: 'Store it in profile "work": taxprep doctor --save' });
+    expect(check(report, 'projects.type')).toMatchObject({ status: 'warn', fix: 'Store it in profile "work": taxprep doctor --save' });
+    expect(report.checks.filter((entry) => entry.group === 'rules' && entry.name === 'deliverables.offset')).toMatchObject([{ status: 'ok', detail: expect.stringMatching(/^"skip" \(learned from the service \(--all found it after a repeated page \(2 requests\)\) on /) }]);
     expect(report.requests_used).toBeLessThanOrEqual(15);
 
     const saved = await runCli(['doctor', '--save'], { home, env });
     expect(saved.exitCode).toBe(0);
-    expect(saved.stdout).toMatch(/^ {2}ok {4}deliverables\.offset +the service honours "skip", not "offset" .*; saved in profile "work"$/m);
+    expect(saved.stdout).toMatch(/^ {2}ok {4}projects\.type +the service honours "projectType", not "type" .*; saved in profile "work"$/m);
     const shown = await runCli(['profiles', 'show', '--json'], { home, env });
     expect(JSON.parse(shown.stdout).query_parameters).toEqual(OTHER_NAMES);
     expect((await runCli(['profiles', 'show'], { home, env })).stdout).toMatch(/^Query names: +projects\.type=projectType, .*deliverables\.offset=skip$/m);

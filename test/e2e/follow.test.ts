@@ -1,9 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeHome, runCli } from '../helpers/cli';
+import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 
 /**
@@ -11,7 +9,6 @@ import { startMock, type RunningMock } from '../helpers/mock';
  * with its demo data, moved between runs through the `/_mock` controls.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 let mock: RunningMock;
 let home: string;
 
@@ -145,40 +142,48 @@ describe('watch and the rate limit', () => {
   });
 });
 
-describe('a killed watch', () => {
-  it('never loses or repeats a change: what it printed and what the next run prints are exactly the changes', async () => {
-    const clients = accountsFile();
-    const watchArgs = ['--json', 'watch', '--budget', '100/min', '--accounts', clients];
-    const { child, printed } = await spawnWatch(watchArgs);
+describe('a watch killed at its named crash points (TAXPREP_TEST_CRASH_AT)', () => {
+  /** A baseline, the moves, then a run killed at `point`: what it printed, and the expected changes. */
+  async function killedAt(point: string) {
+    const once = ['watch', '--once', '--budget', '100/min', '--json', '--accounts', accountsFile()];
+    expect((await taxprep(once)).exitCode).toBe(0);
+    const expected = sortChanges(await moveThings());
+    const killed = await runCli(once, { env: { ...env(), TAXPREP_TEST_CRASH_AT: point }, home });
+    // -1: ended by a signal (SIGKILL), not by an exit.
+    expect(killed.exitCode).toBe(-1);
+    return { once, expected, printed: sortChanges(ndjson(killed.stdout).map(withoutTime)) };
+  }
 
-    const expected = await moveThings();
-    // Slow answers, so that the kill lands while a pass is reading.
-    mock.deps.settings.faults.latencyMs = 30;
-    await until(() => ndjson(printed()).length > 0, 'a first change');
-    await control('/projects/5004', { status: 'completed', progress_percentage: 100 });
-    expected.push(
-      { event: 'project.status', account_id: 1002, project_id: 5004, old: 'in_review', new: 'completed' },
-      { event: 'project.progress', account_id: 1002, project_id: 5004, old: 90, new: 100 },
-    );
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    child.kill('SIGKILL');
-    await child;
+  it('before the print: nothing printed, nothing recorded; the next run reports every change', async () => {
+    const { once, expected, printed } = await killedAt('watch.before-print');
+    expect(printed).toEqual([]);
+    const next = await taxprep(once);
+    expect(sortChanges(ndjson(next.stdout).map(withoutTime))).toEqual(expected);
+    expect((await taxprep(once)).stdout).toBe('');
+  });
 
-    mock.deps.settings.faults.latencyMs = 0;
-    const next = await taxprep(['watch', '--once', '--budget', '100/min', '--json', '--accounts', clients]);
-    expect(next.exitCode).toBe(0);
-    const all = [...ndjson(printed()), ...ndjson(next.stdout)].map(withoutTime);
-    expect(sortChanges(all)).toEqual(sortChanges(expected));
+  it('between the print and the commit: the changes printed are printed once more by the next run, then never', async () => {
+    const { once, expected, printed } = await killedAt('watch.after-print');
+    expect(printed).toEqual(expected);
+    const next = await taxprep(once);
+    expect(sortChanges(ndjson(next.stdout).map(withoutTime))).toEqual(expected);
+    expect((await taxprep(once)).stdout).toBe('');
+  });
+
+  it('after the commit: the changes printed are recorded; the next run prints nothing', async () => {
+    const { once, expected, printed } = await killedAt('watch.after-commit');
+    expect(printed).toEqual(expected);
+    expect(await taxprep(once)).toEqual({ exitCode: 0, stdout: '', stderr: '' });
   });
 });
 
 describe('a long watch', () => {
   it('prints changes as they come and exits 130 on Ctrl-C, every printed change recorded', async () => {
-    const { child, printed } = await spawnWatch(['--json', 'watch', '--budget', '100/min']);
+    const { child, result: ended, printed } = await spawnWatch(['--json', 'watch', '--budget', '100/min']);
     await control('/deliverables/9001', { status: 'completed' });
     await until(() => printed().includes('"deliverable.status"'), 'the change');
     child.kill('SIGINT');
-    const result = await child;
+    const result = await ended;
     expect(result.exitCode).toBe(130);
     expect(String(result.stderr)).toContain('watch: stopped; every change printed is recorded in ');
     expect(ndjson(printed()).map(withoutTime)).toEqual([{ event: 'deliverable.status', account_id: 1001, project_id: 5002, deliverable_id: 9001, old: 'draft', new: 'completed' }]);
@@ -188,15 +193,11 @@ describe('a long watch', () => {
 
 /** A long `taxprep watch` this test can kill, once it has recorded its baseline; `printed()` is its stdout so far. */
 async function spawnWatch(args: string[]) {
-  const child = execa(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), ...env() },
-    extendEnv: false,
-    reject: false,
-  });
+  const { child, result } = startCli(args, { home, env: env() });
   let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   await until(() => existsSync(stateDirectory()) && readdirSync(stateDirectory()).some((name) => name.endsWith('.json')), 'the baseline');
-  return { child, printed: () => stdout };
+  return { child, result, printed: () => stdout };
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -220,10 +221,15 @@ describe('taxprep status', () => {
       '5001 low',
     ]);
     expect(document.accounts).toEqual({ looked_at: 6, from_deliverables: 4, from_file: 7, from_ledgers: 0, not_covered: [{ account_id: 999999, code: 'ACCOUNT_NOT_FOUND' }] });
+    // When each section read the service: the deliverable list first, then the accounts' projects.
+    expect(Date.parse(document.read_at.deliverables_ready)).toBeLessThanOrEqual(Date.parse(document.read_at.waiting_on_client));
+    expect(Date.now() - Date.parse(document.read_at.deliverables_ready)).toBeLessThan(60_000);
 
     const piped = await taxprep(['status', '--accounts', accountsFile()]);
     expect(piped.stdout.split('\n').filter(Boolean).map((line) => line.split('\t')[0])).toEqual(['deliverable', 'deliverable', 'waiting', 'waiting', 'waiting', 'waiting', 'waiting']);
-    expect(piped.stderr).toMatch(/^status: looked at 6 of 6 accounts \(4 from the deliverable list, 6 from \S+clients\.txt, 0 from the ledgers\) in \S+\. Accounts in none of these places are not shown\.\n$/);
+    expect(piped.stderr).toMatch(
+      /^status: looked at 6 of 6 accounts \(4 from the deliverable list, 6 from \S+clients\.txt, 0 from the ledgers\) in \S+\. Deliverables read \S+ ago, waiting projects read \S+ ago at the oldest, login links from the local ledger\. Accounts in none of these places are not shown\.\n$/,
+    );
   });
 
   it('lists the ledger\'s login links expiring within --within', async () => {

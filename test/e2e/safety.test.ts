@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
 import { MINIMAL_KEY, startContractMinimalServer, type MinimalServer } from '../helpers/contractMinimalServer';
 import { startAnswerProxy, type AnswerProxy, type AnswerVariant } from '../helpers/answerProxy';
-import { makeHome, registerSecret, runCli, type RunCliOptions } from '../helpers/cli';
+import { cliCommandLine, makeHome, registerSecret, runCli, runScanned, startCli, type RunCliOptions } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -15,7 +13,6 @@ import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture
  * and what happens when taxprep's own output cannot be written: the built CLI, as users run it.
  */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 let server: MinimalServer;
 let proxy: AnswerProxy;
 let mock: RunningMock;
@@ -130,15 +127,11 @@ function childEnv(home: string, env: Record<string, string>): Record<string, str
 }
 
 /** Runs the CLI with its stdout a pipe whose reader has already gone. */
-function withClosedStdout(args: string[], env: Record<string, string>, home = makeHome()): Promise<{ exitCode: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: childEnv(home, env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.destroy();
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return new Promise((resolve) => child.on('close', (exitCode) => resolve({ exitCode, stderr })));
+async function withClosedStdout(args: string[], env: Record<string, string>, home = makeHome()): Promise<{ exitCode: number | null; stderr: string }> {
+  const { child, result } = startCli(args, { home, env, stdin: 'ignore' });
+  child.stdout!.destroy();
+  const { exitCode, stderr } = await result;
+  return { exitCode, stderr };
 }
 
 describe('output that cannot be written', () => {
@@ -184,12 +177,7 @@ describe('output that cannot be written', () => {
 });
 
 /** Runs the CLI with its stdout on /dev/full. */
-function runDevFull(args: string[], env: Record<string, string>, home = makeHome()): Promise<{ exitCode: number | null; stderr: string }> {
-  const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" > /dev/full', process.execPath, BIN, ...args], {
-    env: childEnv(home, env),
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return new Promise((resolve) => child.on('close', (exitCode) => resolve({ exitCode, stderr })));
+async function runDevFull(args: string[], env: Record<string, string>, home = makeHome()): Promise<{ exitCode: number | null; stderr: string }> {
+  const { exitCode, stderr } = await runScanned('/bin/sh', ['-c', `exec ${cliCommandLine(args)} > /dev/full`], { env: childEnv(home, env), extendEnv: false, stdin: 'ignore', stripFinalNewline: false });
+  return { exitCode, stderr };
 }

@@ -1,13 +1,10 @@
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeHome, runCli, withoutColor } from '../helpers/cli';
+import { cliCommandLine, makeHome, runCli, runScanned, startScanned, withoutColor } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
 
 /** What a person at a terminal sees: the real CLI under a pseudo-terminal (`script`) of a given width. */
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 const LONG_TITLE = '2024 federal and state return, amended 1040-X, 源泉徴収票';
 let mock: RunningMock;
 
@@ -19,11 +16,10 @@ afterAll(() => mock.close());
 
 /** Runs taxprep in a pseudo-terminal `columns` wide; returns what the screen got, without colour. */
 async function onTerminal(columns: number, args: string[]) {
-  const command = ['stty', 'cols', String(columns), 'rows', '50;', 'exec', process.execPath, BIN, ...args].join(' ');
-  const result = await execa('script', ['-qfec', command, '/dev/null'], {
+  const command = `stty cols ${columns} rows 50; exec ${cliCommandLine(args)}`;
+  const result = await runScanned('script', ['-qfec', command, '/dev/null'], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: makeHome(), TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys.acme },
     extendEnv: false,
-    reject: false,
     stdin: 'ignore',
   });
   return { exitCode: result.exitCode, lines: withoutColor(String(result.stdout)).replace(/\r\n/g, '\n').trimEnd().split('\n') };
@@ -72,10 +68,9 @@ describe('deliverables get with a deliverable id', () => {
 describe('Ctrl-C at the hidden key prompt', () => {
   it('finishes the prompt line, saves nothing and exits 130', async () => {
     const home = makeHome();
-    const child = execa('script', ['-qfec', `${process.execPath} ${BIN} profiles add work`, '/dev/null'], {
+    const { child, result: ended } = startScanned('script', ['-qfec', cliCommandLine(['profiles', 'add', 'work']), '/dev/null'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
       extendEnv: false,
-      reject: false,
       stdin: 'pipe',
       stripFinalNewline: false,
     });
@@ -88,7 +83,7 @@ describe('Ctrl-C at the hidden key prompt', () => {
     });
     child.stdin!.write('tpk_half');
     child.stdin!.write('\u0003');
-    const result = await child;
+    const result = await ended;
     expect(result.exitCode).toBe(130);
     expect(String(result.stdout).replace(/\r\n/g, '\n')).toBe('API key for profile "work" (input is hidden): \n');
     const list = await runCli(['profiles', 'list'], { home });

@@ -112,6 +112,14 @@ describe('applyObservations', () => {
     expect(second.changes.map((change) => change.deliverable_id)).toEqual([9002]);
   });
 
+  it('hears of the first deliverable of a partner whose deliverable list was empty at the first look', () => {
+    const { after } = applyObservations(emptySnapshot(), seen({ deliverablePagesRead: [0] }), T0, { baseline: true });
+    expect(after.deliverable_pages_read_at).toEqual([T0]);
+    const deliverable = { id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null };
+    const { changes } = applyObservations(after, seen({ deliverables: [deliverable], deliverablePagesRead: [0] }), T1, { baseline: false });
+    expect(changes).toEqual([{ event: 'deliverable.appeared', account_id: 1001, project_id: 5002, deliverable_id: 9001, old: null, new: 'draft', seen_at: T1 }]);
+  });
+
   it('compares only what a pass read: what it did not reach keeps its facts and reports nothing', () => {
     const before = baseline();
     const { after, changes } = applyObservations(before, seen({}), T1, { baseline: false });

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors';
-import { defaultStatePath, freshState, readState, stageState, type WatchState } from '../../src/follow/state';
+import { defaultStatePath, freshState, readState, stagePass, type WatchState } from '../../src/follow/state';
 
-const writeState = async (path: string, state: WatchState) => (await stageState(path, state)).commit();
+const writeState = async (path: string, state: WatchState) => (await stagePass(path, { state, changes: [] })).commit();
 
 const BASE = 'http://127.0.0.1:4010/v1beta';
 const directory = () => mkdtempSync(join(tmpdir(), 'taxprep-watch-state-'));

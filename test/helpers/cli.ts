@@ -1,8 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
+import { execa, type Options, type ResultPromise } from 'execa';
 import { API_KEY_PREFIX, redactApiKey } from '../../src/contract/apiKeys';
 import { DEMO_API_KEYS } from '../../src/mock/seed';
 
@@ -19,7 +19,9 @@ export function taxprepCommand(): string[] {
 }
 
 export interface CliResult {
+  /** -1 when a signal ended the process (then `signal` names it). */
   exitCode: number;
+  signal?: string;
   stdout: string;
   /** Empty for `tty: true`: a terminal has one screen, and all of it is in `stdout`. */
   stderr: string;
@@ -73,22 +75,46 @@ function shellQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The environment every run gets: PATH and a temporary HOME with its XDG directories, then `env`. */
+function cliEnv(home: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    ...env,
+  };
+}
+
+/** Keys given to a run in its environment or input are looked for in its output too. */
+function registerGiven(options: RunCliOptions): void {
+  for (const value of [...Object.values(options.env ?? {}), ...(options.input === undefined ? [] : options.input.split(/\s+/))]) {
+    if (value.match(KEY_SHAPED)) registerSecret(value);
+  }
+}
+
+/** Throws when `texts` hold a key in full; `what` names the run in the failure. */
+export function expectNoSecrets(what: string, ...texts: string[]): void {
+  const leaked = findSecrets(texts.join('\n'));
+  if (leaked.length > 0) throw new Error(`${what.replace(KEY_SHAPED, (key) => redactApiKey(key))} printed an API key in full: ${leaked.join(', ')}`);
+}
+
+/** The outcome of a finished run, its output scanned. */
+function scanned(what: string, result: { exitCode?: number; signal?: string; stdout?: unknown; stderr?: unknown }, options: { tty?: boolean } = {}): CliResult {
+  const stdout = options.tty ? String(result.stdout).replace(/\r\n/g, '\n') : String(result.stdout ?? '');
+  const stderr = String(result.stderr ?? '');
+  expectNoSecrets(what, stdout, stderr);
+  return { exitCode: result.exitCode ?? -1, ...(result.signal === undefined ? {} : { signal: result.signal }), stdout, stderr };
+}
+
 /**
  * Runs the real `node bin/taxprep.js` (the built bundle: `npm run build` first). Every call's
  * output is scanned for API keys, and a key printed in full fails the test wherever it happens.
  */
 export async function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
-  const home = options.home ?? makeHome();
-  for (const value of [...Object.values(options.env ?? {}), ...(options.input === undefined ? [] : options.input.split(/\s+/))]) {
-    if (value.match(KEY_SHAPED)) registerSecret(value);
-  }
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local', 'share'),
-    ...options.env,
-  };
+  registerGiven(options);
+  const env = cliEnv(options.home ?? makeHome(), options.env);
+  if (process.env[IN_PROCESS] === '1' && !options.tty) return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? ''));
   const command = [...taxprepCommand(), ...args];
   const result = options.tty
     ? await execa('script', ['-qfec', command.map(shellQuote).join(' '), '/dev/null'], {
@@ -99,12 +125,82 @@ export async function runCli(args: string[], options: RunCliOptions = {}): Promi
         stripFinalNewline: false,
       })
     : await execa(command[0]!, command.slice(1), { env, extendEnv: false, reject: false, input: options.input ?? '', stripFinalNewline: false });
-  const stdout = options.tty ? String(result.stdout).replace(/\r\n/g, '\n') : String(result.stdout);
-  const stderr = String(result.stderr);
-  const leaked = findSecrets(`${stdout}\n${stderr}`);
-  if (leaked.length > 0) {
-    const shownArgs = args.join(' ').replace(KEY_SHAPED, (key) => redactApiKey(key));
-    throw new Error(`taxprep ${shownArgs} printed an API key in full: ${leaked.join(', ')}`);
-  }
-  return { exitCode: result.exitCode ?? -1, stdout, stderr };
+  return scanned(`taxprep ${args.join(' ')}`, result, options);
+}
+
+/**
+ * Set by the mutation tests' configuration (test/mutation/vitest.config.ts): runCli runs the
+ * sources' `main` in the test's own process, where Stryker's mutants are, instead of spawning the
+ * build, which holds none. The same environment, arguments and input; a terminal run still spawns.
+ */
+export const IN_PROCESS = 'TAXPREP_TEST_IN_PROCESS';
+
+async function runInProcess(args: string[], env: Record<string, string>, input: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const [{ main }, { CapturedStream }, { PassThrough }] = await Promise.all([import('../../src/cli'), import('./context'), import('node:stream')]);
+  const stdout = new CapturedStream({ isTTY: false });
+  const stderr = new CapturedStream({ isTTY: false });
+  const stdin = Object.assign(new PassThrough(), { isTTY: false });
+  stdin.end(input);
+  const exitCode = await main(args, { io: { stdout, stderr, stdin }, env });
+  return { exitCode, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+export interface StartedCli {
+  /** The running process: to signal it, read its output as it comes, or write to its stdin. */
+  child: ResultPromise;
+  /** Its outcome once it ends, the output scanned like runCli's. */
+  result: Promise<CliResult>;
+}
+
+/**
+ * Starts `node bin/taxprep.js` without waiting for it, for a test that kills it, interrupts it or
+ * reads its output as it comes; the same environment as runCli, and the same scan when it ends.
+ * `stdin` is a pipe unless `input` is given.
+ */
+export function startCli(args: string[], options: Omit<RunCliOptions, 'tty'> & { stdin?: 'pipe' | 'ignore'; stdout?: 'pipe' | 'ignore'; detached?: boolean; keysOnStdout?: boolean } = {}): StartedCli {
+  registerGiven(options);
+  const [command, ...rest] = [...taxprepCommand(), ...args];
+  const child = execa(command!, rest, {
+    env: cliEnv(options.home ?? makeHome(), options.env),
+    extendEnv: false,
+    reject: false,
+    stripFinalNewline: false,
+    ...(options.input === undefined ? { stdin: options.stdin ?? 'pipe' } : { input: options.input }),
+    ...(options.stdout === undefined ? {} : { stdout: options.stdout }),
+    ...(options.detached === undefined ? {} : { detached: options.detached }),
+  });
+  const what = `taxprep ${args.join(' ')}`;
+  // `taxprep serve --mock` prints the keys it made on stdout, as its start line promises; stderr is still scanned.
+  const result = child.then((done) => (options.keysOnStdout ? { ...scanned(what, { ...done, stdout: '' }), stdout: String(done.stdout ?? '') } : scanned(what, done)));
+  return { child, result };
+}
+
+/**
+ * The command line that runs taxprep, quoted for a shell: for a test that runs it the way a user's
+ * script or terminal does (a cron recipe, `script`, a redirect). Run that through `runScanned`.
+ */
+export function cliCommandLine(args: string[] = []): string {
+  return [...taxprepCommand(), ...args].map(shellQuote).join(' ');
+}
+
+/**
+ * Starts a command that runs taxprep (a shell, `script`, a recipe from the docs), for a test that
+ * talks to it as it runs; what it printed, and the files named in `files` that it wrote, are
+ * scanned when it ends, like runCli's output.
+ */
+export function startScanned(file: string, args: string[], options: Options & { files?: string[] } = {}): StartedCli {
+  const { files = [], ...execaOptions } = options;
+  const what = `${file} ${args.join(' ')}`;
+  const child = execa(file, args, { reject: false, ...execaOptions });
+  const result = child.then((done) => {
+    const outcome = scanned(what, done as { exitCode?: number; signal?: string; stdout?: unknown; stderr?: unknown });
+    for (const written of files) if (existsSync(written)) expectNoSecrets(`${what} (in ${written})`, readFileSync(written, 'utf8'));
+    return outcome;
+  });
+  return { child, result };
+}
+
+/** Runs a command that runs taxprep and scans its output (see `startScanned`). */
+export function runScanned(file: string, args: string[], options: Options & { files?: string[] } = {}): Promise<CliResult> {
+  return startScanned(file, args, options).result;
 }

@@ -12,6 +12,9 @@ import type { AddressInfo } from 'node:net';
  * name are added, `"spouse": null`, and the filters the contract does not name are called
  * `project_type` / `project_status` (projects) and `account` / `type` (deliverables), so taxprep's
  * default names are ignored (`options.names` renames them, and the deliverable list's offset).
+ * Options choose what the contract leaves open, as another service would: upload rules of its own
+ * (`uploadRules`: a size limit and a type list, refused in its own words), a long deliverable list
+ * (`deliverables`), an offset it ignores (`ignoreOffset`); `requests` logs what was asked.
  * Other prefixes hold the hostile and broken variants:
  * - `/endless/v1beta`: `has_more: true` for ever (new ids each page), an endless body for an account;
  * - `/repeat/v1beta`: the same deliverables page again and again, `has_more: true`;
@@ -27,6 +30,8 @@ const HOSTILE = `${ESC}[2J${ESC}]0;pwned\u0007bad ${RLO}txt.exe${ESC}[31m`;
 
 export interface MinimalServer {
   origin: string;
+  /** Requests received, in order: method and path with its query (`GET /v1beta/deliverables?limit=100`). */
+  requests: string[];
   /** `{origin}{variant}/v1beta`; '' is the minimal variant. */
   baseUrl(variant?: '' | 'endless' | 'repeat' | 'hostile' | 'slow'): string;
   /** Uploads received, in order: the file part's name and byte count. */
@@ -71,10 +76,25 @@ export interface MinimalServerOptions {
   names?: Partial<MinimalNames>;
   /** Added to the `Date` header of every answer: a service whose clock is off. */
   dateOffsetMs?: number;
+  /**
+   * Upload rules of this service, in its own words (not the mock's): a file over `maxBytes` gets
+   * 413 `FILE_TOO_LARGE` with `details.max_file_size`; a file whose part's media type is not in
+   * `types` gets 400 `INVALID_FILE_TYPE` with `details.allowed_types`. Without them any file is taken.
+   */
+  uploadRules?: { maxBytes?: number; types?: string[] };
+  /** The deliverable list holds this many (ids 3001...), instead of the two of the minimal variant. */
+  deliverables?: number;
+  /** The deliverable list ignores every offset: each page is the first. */
+  ignoreOffset?: boolean;
 }
 
 export async function startContractMinimalServer(options: MinimalServerOptions = {}): Promise<MinimalServer> {
   const names = { ...MINIMAL_NAMES, ...options.names };
+  const requests: string[] = [];
+  const deliverables =
+    options.deliverables === undefined
+      ? DELIVERABLES
+      : Array.from({ length: options.deliverables }, (_, index) => ({ id: String(3001 + index), project_id: '501', account_id: '2001', title: `Item ${index + 1}`, project_type: 'tax_return', status: 'draft' }));
   const uploads: MinimalServer['uploads'] = [];
   let arrivedHanging!: () => void;
   const hanging = new Promise<void>((resolve) => {
@@ -116,15 +136,19 @@ export async function startContractMinimalServer(options: MinimalServerOptions =
       'POST',
       /^\/accounts\/\d+\/documents$/,
       async (request, url, send) => {
-        const body = Buffer.from(await text(request, 'latin1'), 'latin1');
-        const filename = /filename="([^"]*)"/.exec(body.toString('latin1'))?.[1] ?? '';
-        if (url.pathname.startsWith('/slow/') && filename.includes('hang')) {
+        const part = await fileOfUpload(request);
+        if (url.pathname.startsWith('/slow/') && part.filename.includes('hang')) {
           arrivedHanging();
           return; // never answered
         }
-        const headerEnd = body.indexOf('\r\n\r\n', body.indexOf('name="file"'));
-        const partEnd = body.lastIndexOf('\r\n--');
-        uploads.push({ filename, bytes: headerEnd < 0 ? -1 : partEnd - headerEnd - 4 });
+        const rules = options.uploadRules ?? {};
+        if (rules.maxBytes !== undefined && part.bytes > rules.maxBytes) {
+          return send(413, { error: { code: 'FILE_TOO_LARGE', message: 'File exceeds the maximum size', details: { max_file_size: rules.maxBytes, received: part.bytes } } });
+        }
+        if (rules.types !== undefined && !rules.types.includes(part.contentType)) {
+          return send(400, { error: { code: 'INVALID_FILE_TYPE', message: `File type ${part.contentType} is not allowed`, details: { allowed_types: rules.types } } });
+        }
+        uploads.push({ filename: part.filename, bytes: part.bytes });
         send(201, { id: url.pathname.includes('/2002/') ? 7999 : 7000 + uploads.length });
       },
     ],
@@ -143,6 +167,8 @@ export async function startContractMinimalServer(options: MinimalServerOptions =
     ],
     // The contract's minimum of a list: the array alone.
     ['GET', /^\/accounts\/2002\/documents$/, (_r, _u, send) => send(200, { documents: [] })],
+    // A list answered badly (a proxy's page with 200), while uploads to the account work.
+    ['GET', /^\/accounts\/2003\/documents$/, (_r, _u, send) => send(200, '<html><body>Service Unavailable</body></html>', { 'content-type': 'text/html' })],
     ['GET', /^\/documents\/7999$/, (_r, _u, send) => send(404, { error: { code: 'DOCUMENT_NOT_FOUND', message: 'no such document' } })],
     [
       'GET',
@@ -169,9 +195,9 @@ export async function startContractMinimalServer(options: MinimalServerOptions =
         const account = url.searchParams.get(names['deliverables.account_id']);
         const type = url.searchParams.get(names['deliverables.project_type']);
         const status = url.searchParams.get('status');
-        const offset = Number(url.searchParams.get(names['deliverables.offset']) ?? 0);
+        const offset = options.ignoreOffset ? 0 : Number(url.searchParams.get(names['deliverables.offset']) ?? 0);
         const limit = Number(url.searchParams.get('limit') ?? 50);
-        const matching = DELIVERABLES.filter((d) => (account === null || d.account_id === account) && (type === null || d.project_type === type) && (status === null || d.status === status));
+        const matching = deliverables.filter((d) => (account === null || d.account_id === account) && (type === null || d.project_type === type) && (status === null || d.status === status));
         send(200, { deliverables: matching.slice(offset, offset + limit), total_count: matching.length, has_more: offset + limit < matching.length });
       },
     ],
@@ -214,6 +240,7 @@ export async function startContractMinimalServer(options: MinimalServerOptions =
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
+    requests.push(`${request.method} ${url.pathname}${url.search}`);
     const match = /^\/(?:(endless|repeat|hostile|slow)\/)?v1beta(\/.*)$/.exec(url.pathname);
     const send: Send = (status, body, headers = {}) => {
       const payload = typeof body === 'string' ? body : JSON.stringify(body);
@@ -245,6 +272,7 @@ export async function startContractMinimalServer(options: MinimalServerOptions =
   return {
     origin,
     baseUrl: (variant = '') => `${origin}${variant === '' ? '' : `/${variant}`}/v1beta`,
+    requests,
     uploads,
     hanging,
     async close() {
@@ -267,6 +295,32 @@ function streamForever(response: ServerResponse): void {
     if (!response.destroyed) response.once('drain', pump);
   };
   pump();
+}
+
+/**
+ * The file part of a multipart upload, read as it streams (a 120 MB file is never held): its name
+ * and media type from the first bytes, its size from the whole count. taxprep sends the file last,
+ * so the part ends where the closing boundary begins.
+ */
+async function fileOfUpload(request: IncomingMessage): Promise<{ filename: string; contentType: string; bytes: number }> {
+  const boundary = /boundary=([^;]+)/.exec(request.headers['content-type'] ?? '')?.[1] ?? '';
+  const closing = Buffer.byteLength(`\r\n--${boundary}--\r\n`);
+  let head = Buffer.alloc(0);
+  let total = 0;
+  for await (const chunk of request) {
+    const bytes = chunk as Buffer;
+    if (head.length < 16 * 1024) head = Buffer.concat([head, bytes.subarray(0, 16 * 1024 - head.length)]);
+    total += bytes.length;
+  }
+  const text = head.toString('latin1');
+  const partStart = text.indexOf('name="file"');
+  const headerEnd = text.indexOf('\r\n\r\n', partStart);
+  const headers = partStart < 0 || headerEnd < 0 ? '' : text.slice(partStart, headerEnd);
+  return {
+    filename: /filename="([^"]*)"/.exec(headers)?.[1] ?? '',
+    contentType: /content-type:\s*([^\r\n;]+)/i.exec(headers)?.[1]?.trim().toLowerCase() ?? '',
+    bytes: headerEnd < 0 ? -1 : total - (headerEnd + 4) - closing,
+  };
 }
 
 async function text(request: IncomingMessage, encoding: BufferEncoding = 'utf8'): Promise<string> {

@@ -1,5 +1,5 @@
-import { execa, type ResultPromise } from 'execa';
-import { taxprepCommand } from './cli';
+import type { ResultPromise } from 'execa';
+import { startCli } from './cli';
 
 export interface ServedMock {
   baseUrl: string;
@@ -13,14 +13,12 @@ export interface ServedMock {
 
 /**
  * Runs the real built CLI, `taxprep serve --mock --port 0 --json`, and waits for its start-up
- * line. Needs `npm run build` first (the test command does it).
+ * line. Needs `npm run build` first (the test command does it). `env` adds variables (a test's
+ * crash point).
  */
-export async function startServeMock(extraArgs: string[] = []): Promise<ServedMock> {
-  const [command, ...args] = taxprepCommand();
-  const child = execa(command!, [...args, 'serve', '--mock', '--port', '0', '--json', ...extraArgs], {
-    reject: false,
-    env: { NO_COLOR: '1' },
-  });
+export async function startServeMock(extraArgs: string[] = [], options: { env?: Record<string, string> } = {}): Promise<ServedMock> {
+  // The start line names the keys the mock made, in full, as it promises: stdout is not scanned, stderr is.
+  const { child, result } = startCli(['serve', '--mock', '--port', '0', '--json', ...extraArgs], { env: { NO_COLOR: '1', ...options.env }, stdin: 'ignore', keysOnStdout: true });
   const stdout = await waitForStdout(child, (text) => text.includes('\n'));
   const started = JSON.parse(stdout.slice(0, stdout.indexOf('\n'))) as { base_url: string; app_url: string; keys: Array<{ key: string; label: string }> };
   return {
@@ -30,7 +28,7 @@ export async function startServeMock(extraArgs: string[] = []): Promise<ServedMo
     process: child,
     async stop() {
       child.kill('SIGTERM');
-      return (await child).exitCode;
+      return (await result).exitCode;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../src/lib/duration';
+import { bareNumberNote, formatDuration, parseDuration } from '../../src/lib/duration';
 
 describe('parseDuration', () => {
   it.each([
@@ -24,11 +24,9 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBeUndefined();
   });
 
-  it('takes a bare number as seconds only when asked to', () => {
-    expect(parseDuration('30', { bareSeconds: true })).toBe(30_000);
-    expect(parseDuration('0.25', { bareSeconds: true })).toBe(250);
-    expect(parseDuration('2m', { bareSeconds: true })).toBe(120_000);
-    expect(parseDuration('30')).toBeUndefined();
+  it('names the units a bare number may have meant, and nothing for anything else', () => {
+    expect(bareNumberNote(' 24 ')).toBe('; 24 has no unit: 24s, 24m, 24h or 24d?');
+    expect(bareNumberNote('24x')).toBe('');
   });
 });
 

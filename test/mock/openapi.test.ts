@@ -33,6 +33,15 @@ const operationOf = (name: EndpointName): Operation => {
 const codesOf = (operation: Operation, status: number) => operation.responses[String(status)]?.['x-error-codes'] ?? [];
 
 describe('GET {base_url}/openapi.json', () => {
+  it("states the mock's own upload rules, which the contract does not show: its size limit and the media types it takes", () => {
+    const multipart = operationOf('uploadDocument').requestBody!.content['multipart/form-data'] as {
+      schema: { properties: { file: Record<string, unknown> } };
+      encoding: { file: { contentType: string } };
+    };
+    expect(multipart.schema.properties.file['x-max-bytes']).toBe(mock.deps.settings.uploadMaxBytes);
+    expect(multipart.encoding.file.contentType.split(', ')).toContain('application/pdf');
+  });
+
   it('is a valid OpenAPI 3.1 document describing this server', async () => {
     const result = await new Validator().validate(document as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);

@@ -2,15 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { parseOptions, run, type ServeOptions } from '../../src/commands/serve/serve';
 import type { Context } from '../../src/types';
 import { UsageError } from '../../src/errors';
+import { runCli, startCli } from '../helpers/cli';
 import { startServeMock, waitForStdout } from '../helpers/serveMock';
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 const parse = (flags: Record<string, unknown>) => parseOptions({ args: [], flags: { mock: true, ...flags } });
 
 describe('serve flags', () => {
@@ -79,7 +77,7 @@ describe('serve flags', () => {
 
 describe('taxprep serve --openapi', () => {
   it('prints the OpenAPI document for the address the flags give, without --mock, and exits 0', async () => {
-    const result = await execa(process.execPath, [BIN, 'serve', '--openapi', '--port', '4999'], { reject: false });
+    const result = await runCli(['serve', '--openapi', '--port', '4999']);
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe('');
     const document = JSON.parse(result.stdout) as { openapi: string; servers: Array<{ url: string }>; paths: Record<string, unknown> };
@@ -141,7 +139,7 @@ describe('taxprep serve --mock (the real process)', () => {
   });
 
   it('--simulate alone plays the preparer with seed 1: projects move as the virtual clock advances', async () => {
-    const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--json', '--simulate', '--rate-limit', 'off'], { reject: false });
+    const { child, result } = startCli(['serve', '--mock', '--port', '0', '--json', '--simulate', '--rate-limit', 'off'], { stdin: 'ignore', keysOnStdout: true });
     const started = JSON.parse((await waitForStdout(child, (text) => text.includes('\n'))).split('\n')[0]!) as { base_url: string; app_url: string; simulation_seed: number | null; keys: Array<{ key: string }> };
     try {
       expect(started.simulation_seed).toBe(1);
@@ -155,12 +153,12 @@ describe('taxprep serve --mock (the real process)', () => {
       expect(await status()).toBe('completed');
     } finally {
       child.kill('SIGTERM');
-      expect((await child).exitCode).toBe(0);
+      expect((await result).exitCode).toBe(0);
     }
   });
 
   it('prints the URLs and keys as text within 80 columns, a line per request, and exits 0 on SIGINT', async () => {
-    const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0'], { reject: false });
+    const { child, result: ended } = startCli(['serve', '--mock', '--port', '0'], { stdin: 'ignore', keysOnStdout: true });
     const logged = waitForStdout(child, (text) => text.split('  /v1beta/accounts/1001\n').length === 3);
     const banner = await waitForStdout(child, (text) => text.includes('Requests are listed below'));
     const baseUrl = /Base URL: +(\S+)/.exec(banner)![1]!;
@@ -169,7 +167,7 @@ describe('taxprep serve --mock (the real process)', () => {
     await fetch(`${baseUrl}/accounts/1001`, { headers: { authorization: 'Bearer tpk_wrongKey000000000000000009' } });
     const lines = await logged;
     child.kill('SIGINT');
-    const result = await child;
+    const result = await ended;
     expect(result.exitCode).toBe(0);
     expect(banner).toMatch(/Base URL: +http:\/\/127\.0\.0\.1:\d+\/v1beta/);
     expect(banner).toMatch(/App URL: +http:\/\/127\.0\.0\.1:\d+\n/);
@@ -186,13 +184,13 @@ describe('taxprep serve --mock (the real process)', () => {
   });
 
   it('--quiet prints no line per request', async () => {
-    const child = execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--quiet'], { reject: false });
+    const { child, result: ended } = startCli(['serve', '--mock', '--port', '0', '--quiet'], { stdin: 'ignore', keysOnStdout: true });
     const banner = await waitForStdout(child, (text) => text.includes('Stop with Ctrl+C'));
     expect(banner).not.toContain('Requests are listed below');
     const baseUrl = /Base URL: +(\S+)/.exec(banner)![1]!;
     expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
     child.kill('SIGINT');
-    const result = await child;
+    const result = await ended;
     expect(result.exitCode).toBe(0);
     expect(result.stdout).not.toContain('/v1beta/health');
   });
@@ -201,7 +199,7 @@ describe('taxprep serve --mock (the real process)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'taxprep-seed-'));
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ partners: [{ id: 1, name: 'Acme', api_keys: [{ key: 'short', label: 'main' }] }] }));
-    const result = await execa(process.execPath, [BIN, 'serve', '--mock', '--port', '0', '--seed', file], { reject: false });
+    const result = await runCli(['serve', '--mock', '--port', '0', '--seed', file]);
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(file);

@@ -8,17 +8,17 @@ import { send } from '../helpers/mock';
 
 /**
  * A full disk under `--data-dir`, injected at the one seam every file of the mock is written
- * through (`writeFileAtomically`): no disk is filled.
+ * through (`writeFileAtomically`, and `stageFileAtomically` that it is made of): no disk is filled.
  */
 const disk = vi.hoisted(() => ({ failWith: undefined as string | undefined }));
 vi.mock('../../src/lib/files', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/lib/files')>();
+  const full = () => Promise.reject(Object.assign(new Error(`${disk.failWith}: no space left on device, write`), { code: disk.failWith, errno: -28, syscall: 'write' }));
   return {
     ...actual,
-    writeFileAtomically: (...args: Parameters<typeof actual.writeFileAtomically>) => {
-      if (disk.failWith === undefined) return actual.writeFileAtomically(...args);
-      return Promise.reject(Object.assign(new Error(`${disk.failWith}: no space left on device, write`), { code: disk.failWith, errno: -28, syscall: 'write' }));
-    },
+    writeFileAtomically: (...args: Parameters<typeof actual.writeFileAtomically>) => (disk.failWith === undefined ? actual.writeFileAtomically(...args) : full()),
+    // The state's commit stages its file first (src/mock/persistence.ts), so the disk fills there too.
+    stageFileAtomically: (...args: Parameters<typeof actual.stageFileAtomically>) => (disk.failWith === undefined ? actual.stageFileAtomically(...args) : full()),
   };
 });
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
@@ -210,10 +210,40 @@ describe('data-dir store', () => {
     await closeAll();
     expect(await readdir(dataDir)).not.toContain('lock');
     // A pid above Linux's largest possible one: the process that wrote this lock is gone.
-    await writeFile(join(dataDir, 'lock'), '99999999');
+    await writeFile(join(dataDir, 'lock'), JSON.stringify({ pid: 99_999_999, hostname: hostname(), started_at: '2026-11-23T00:00:00Z' }));
     const store = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
     expect(store.state.accounts).toHaveLength(1);
-    expect(await readFile(join(dataDir, 'lock'), 'utf8')).toBe(String(process.pid));
+    expect(JSON.parse(await readFile(join(dataDir, 'lock'), 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname() });
+  });
+
+  it('refuses a data directory whose lock another mock has created but not yet written', async () => {
+    // What a second mock finds in the instant between the first one's create and its write.
+    await writeFile(join(dataDir, 'lock'), '');
+    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toThrow(`${dataDir}: in use by another mock service; stop it or choose another --data-dir`);
+    expect(await readFile(join(dataDir, 'lock'), 'utf8')).toBe('');
+  });
+
+  it('saves on close a change that no commit saved', async () => {
+    const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    first.state.accounts[0]!.last_name = 'Uncommitted';
+    await first.close();
+    expect((await savedState()).accounts[0].last_name).toBe('Uncommitted');
+    const second = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    expect(second.state.accounts[0]!.last_name).toBe('Uncommitted');
+  });
+
+  it('keeps the saved state, in memory too, when a reset cannot be saved, and removes the new seed files', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    store.state.accounts[0]!.status = 'suspended';
+    await store.commit();
+    const savedBlobs = await readdir(join(dataDir, 'blobs'));
+    // The state file becomes a directory: the rename of the next commit fails.
+    await rm(join(dataDir, 'state.json'));
+    await mkdir(join(dataDir, 'state.json', 'occupied'), { recursive: true });
+    await expect(store.reset()).rejects.toThrow();
+    expect(store.state.accounts[0]!.status).toBe('suspended');
+    expect(await readdir(join(dataDir, 'blobs'))).toEqual(savedBlobs);
+    await rm(join(dataDir, 'state.json'), { recursive: true });
   });
 
   it('resets to the fixture on disk too, removing uploads', async () => {

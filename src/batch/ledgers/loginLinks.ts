@@ -53,7 +53,10 @@ export interface IssuedLink {
 
 export interface IssuedEntry extends TargetFields {
   type: 'issued';
-  intent: string;
+  /** The intent it settles; absent for a link the service returned at account creation (`at_creation`). */
+  intent?: string;
+  /** The link came with the account (`accounts create`, `accounts import`, a spouse invitation), not from login-link. */
+  at_creation?: true;
   link: IssuedLink;
 }
 
@@ -116,7 +119,7 @@ export class LedgerView extends LedgerState<LedgerEntry> {
       case 'issued':
       case 'refused': {
         const key = targetKey(entry);
-        if (this.openIntents.get(key)?.id === entry.intent) this.openIntents.delete(key);
+        if (entry.intent !== undefined && this.openIntents.get(key)?.id === entry.intent) this.openIntents.delete(key);
         if (entry.type === 'issued') {
           if (entry.run !== undefined) this.runs.get(entry.run)?.issued.add(key);
           this.latestLinks.set(userKey(entry.origin, entry.account_id, entry.link.user_email), entry);
@@ -196,6 +199,16 @@ export class Ledger extends LedgerView {
 
   async recordIssued(intent: string, target: LinkTarget, link: IssuedLink, meta: { profile: string | null; run?: string; at: Date }): Promise<void> {
     await this.append({ type: 'issued', intent, ...target, profile: meta.profile, ...(meta.run ? { run: meta.run } : {}), at: meta.at.toISOString(), link });
+  }
+
+  /**
+   * Links the service returned with new accounts: recorded so that renewal knows them valid until
+   * their expiry and does not replace what the client was just sent. No intent precedes them (the
+   * request was an account creation); the link itself is not kept, as for every other line.
+   */
+  async recordCreationLinks(links: ReadonlyArray<{ target: LinkTarget; link: IssuedLink }>, meta: { profile: string | null; at: Date }): Promise<void> {
+    // Appended together: the appender writes them in one durable batch.
+    await Promise.all(links.map(({ target, link }) => this.append({ type: 'issued', at_creation: true, ...target, profile: meta.profile, at: meta.at.toISOString(), link })));
   }
 
   /** The service provably made no link (a 4xx answer, or no connection at all): the intent is settled. */

@@ -8,7 +8,7 @@ import { flagConflict, parseFlagFields } from '../parseFlags';
 import { attributeOf, longName } from '../spec';
 import type { RawInvocation } from '../types';
 import { SPOUSE_FLAGS, createAccount } from './register';
-import { accountsSession, rememberCreated } from './ledger';
+import { accountsSession, creationLinksOf, rememberCreated, rememberCreationLinks } from './ledger';
 
 export interface CreateAccountOptions {
   body: CreateAccountRequest;
@@ -41,6 +41,7 @@ export async function run(ctx: Context, options: CreateAccountOptions): Promise<
   }
   const response = await api.call('createAccount', { body: options.body });
   await rememberCreated(ctx, session, response.data, options.body.email);
+  await rememberCreationLinks(ctx, session, creationLinksOf(session, response.data, options.body.email, ctx.clock.now()));
   if (ctx.globals.json) return out.json(response.json);
   await out.card(createdAccountCard(response.data, out.format));
 }

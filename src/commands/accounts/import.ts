@@ -2,20 +2,21 @@ import * as z from 'zod';
 import type { ApiClient } from '../../api/types';
 import type { Context } from '../../types';
 import { ApiError, CliError, EXIT, UsageError } from '../../errors';
-import { createOutput, type Output } from '../../output';
+import { createOutput, label, wrapped, type Output } from '../../output';
 import type { Palette } from '../../output/colors';
 import { writeText } from '../../output/write';
 import { readInputText, sourceName } from '../../batch/input';
+import { RESULT_COLUMNS } from '../../batch/accountInput';
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { ledgerPathOf } from '../../batch/ledger';
 import { ACCOUNTS, readAccountsLedger, type AccountsLedger, type AccountsLedgerView } from '../../batch/ledgers/accounts';
 import { openRecordFile, type RecordFile, type RecordValue } from '../../batch/records';
-import { cells, runBatch, type BatchJob, type BatchPlan } from '../../batch/run';
+import { alignedCells, cells, plainWidth, runBatch, type BatchJob, type BatchPlan } from '../../batch/run';
 import { sendTracked } from '../../batch/send';
 import { parseFlagFields } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { problemLines, readImport, refuseImport, type AccountRow } from './importInput';
-import { accountsSession, withAccountsLedger, type AccountsSession } from './ledger';
+import { accountsSession, creationLinksOf, rememberCreationLinks, withAccountsLedger, type AccountsSession, type CreationLink } from './ledger';
 import { importAccounts } from './register';
 
 export interface ImportOptions extends BatchFlags {
@@ -60,8 +61,6 @@ class InvalidRowError extends CliError {
 /** A row the run stopped before sending (Ctrl-C, the day's quota, a refused key). */
 const NOT_SENT = { code: 'NOT_SENT', message: 'the run stopped before this row was sent; run the same command again to send it' };
 
-/** The columns of `--results` and of each `--json` line. */
-export const RESULT_COLUMNS = ['line', 'email', 'status', 'account_id', 'error_code', 'error_message'] as const;
 /** The columns of `--links`: what the service returned at creation, never written anywhere else. */
 const LINK_COLUMNS = ['line', 'email', 'account_id', 'login_link', 'login_link_expires_at', 'spouse_email', 'spouse_login_link', 'spouse_login_link_expires_at'] as const;
 
@@ -80,14 +79,20 @@ function invalidRow(line: number, problems: string[], email: unknown): ImportOut
   return { kind: 'failed', item: row, error: new InvalidRowError(problems.join('; ')) };
 }
 
+/** The widest status, line and email of a run's rows: the columns its lines are aligned to on a terminal. */
+function lineWidths(rows: readonly AccountRow[], out: Output): number[] {
+  const widest = (values: string[]) => Math.max(0, ...values.map(plainWidth));
+  return [widest(['✓ created', '= exists', '- skipped', '✗ failed']), widest(rows.map((row) => `line ${row.line}`)), widest(rows.map((row) => out.format.text(row.email || '-')))];
+}
+
 /** `line 7` and the account: `created`, `exists` and `skipped` with their id, `failed` with the code. */
-function outcomeLine(outcome: ImportOutcome, out: Output, colors: Palette): string {
+function outcomeLine(outcome: ImportOutcome, out: Output, colors: Palette, widths: readonly number[]): string {
   const tty = out.forPeople;
   const result = resultOf(outcome);
   const mark = { created: colors.green('✓'), exists: colors.green('='), skipped: colors.dim('-'), failed: colors.red('✗') }[outcome.kind];
   const row = [tty ? `${mark} ${outcome.kind}` : outcome.kind, `line ${outcome.item.line}`, out.format.text(outcome.item.email || '-'), result.account_id === null ? '-' : String(result.account_id)];
   if (outcome.kind === 'failed') row.push(outcome.error.code, out.format.text(outcome.error.message));
-  return cells(row, out);
+  return alignedCells(row, widths, out);
 }
 
 /** The account id a 409 names as the partner's own: `existing_account_id` for this very email. */
@@ -108,12 +113,17 @@ interface ImportRun {
   ledger: AccountsLedger;
   results: RecordFile | undefined;
   links: RecordFile | undefined;
+  /** Links returned at creation, for the login-link ledger at the end of the run. */
+  creationLinks: CreationLink[];
+  /** Every row of the run, to align its lines. */
+  rows: readonly AccountRow[];
 }
 
 /** Accounts import as a batch job: one `POST /accounts` per row, each kept exact in the accounts ledger. */
 function importJob(run: ImportRun): BatchJob<AccountRow, ImportOutcome> {
   const { ctx, api, session, ledger } = run;
   const fields = (email: string) => ({ origin: session.origin, email, profile: session.profile, at: ctx.clock.now() });
+  let widths: number[] | undefined;
   return {
     noun: 'accounts',
     tally: [
@@ -125,30 +135,34 @@ function importJob(run: ImportRun): BatchJob<AccountRow, ImportOutcome> {
     async send(row, pacing) {
       let intent: string | undefined;
       try {
-        const sent = await sendTracked(
+        let accountId: number | null = null;
+        await sendTracked(
           {
             recordIntent: async () => (intent = await ledger.recordIntent(fields(row.email))),
             send: () => api.call('createAccount', { body: row.body }),
             recordRefused: (id, error) => ledger.recordRefused(id, { ...fields(row.email), code: error.code }),
+            async recordDone(id, answer) {
+              const account = answer.data;
+              accountId = typeof account.id === 'number' ? account.id : null;
+              // Links exist only in this answer: written before the ledger line that makes a re-run skip the row.
+              await run.links?.write({
+                line: row.line,
+                email: account.email ?? row.email,
+                account_id: accountId,
+                login_link: account.login_link ?? null,
+                login_link_expires_at: account.login_link_expires_at ?? null,
+                spouse_email: account.spouse?.email ?? null,
+                spouse_login_link: account.spouse?.login_link ?? null,
+                spouse_login_link_expires_at: account.spouse?.login_link_expires_at ?? null,
+              });
+              run.creationLinks.push(...creationLinksOf(session, account, row.email, ctx.clock.now()));
+              // Without an id (a service that leaves it out) the intent stays open: the next run's 409 names it.
+              if (accountId !== null) await ledger.recordAccount('created', { ...fields(row.email), account_id: accountId, source: 'import', intent: id }, { wait: false });
+            },
             serviceNow: (answer) => Date.parse(answer.data.created_at ?? ''),
           },
           pacing,
         );
-        const account = sent.response.data;
-        const accountId = typeof account.id === 'number' ? account.id : null;
-        // Links exist only in this answer: written before the ledger line that makes a re-run skip the row.
-        await run.links?.write({
-          line: row.line,
-          email: account.email ?? row.email,
-          account_id: accountId,
-          login_link: account.login_link ?? null,
-          login_link_expires_at: account.login_link_expires_at ?? null,
-          spouse_email: account.spouse?.email ?? null,
-          spouse_login_link: account.spouse?.login_link ?? null,
-          spouse_login_link_expires_at: account.spouse?.login_link_expires_at ?? null,
-        });
-        // Without an id (a service that leaves it out) the intent stays open: the next run's 409 names it.
-        if (accountId !== null) await ledger.recordAccount('created', { ...fields(row.email), account_id: accountId, source: 'import', intent: sent.intent }, { wait: false });
         return { kind: 'created', item: row, accountId };
       } catch (error) {
         const existing = existingAccountId(error, row.email);
@@ -159,7 +173,8 @@ function importJob(run: ImportRun): BatchJob<AccountRow, ImportOutcome> {
     },
     failed: (item, error) => ({ kind: 'failed', item, error }),
     json: resultOf,
-    line: outcomeLine,
+    // Measured once, at the first line: the rows are all known before the run starts.
+    line: (outcome, out, colors) => outcomeLine(outcome, out, colors, (widths ??= lineWidths(run.rows, out))),
     label: (row) => `line ${row.line}`,
     settle: async (outcome) => run.results?.write(resultOf(outcome)),
     async notSent(rows) {
@@ -202,8 +217,14 @@ export async function run(ctx: Context, options: ImportOptions): Promise<number>
             `${plan.uncertain} row${plan.uncertain === 1 ? ' was' : 's were'} being sent when an earlier run stopped; sending again (the service's 409 names any account already made).`,
           );
         }
-        const result = await runBatch(ctx, importJob({ ctx, api, session, ledger, results, links }), plan, { concurrency: options.concurrency });
-        return result.exitCode;
+        const creationLinks: CreationLink[] = [];
+        try {
+          const result = await runBatch(ctx, importJob({ ctx, api, session, ledger, results, links, creationLinks, rows: [...input.rows, ...invalid.map((outcome) => outcome.item)] }), plan, { concurrency: options.concurrency });
+          return result.exitCode;
+        } finally {
+          // Whatever stopped the run, the links already handed out are made known to renewal.
+          await rememberCreationLinks(ctx, session, creationLinks, options.lockWaitMs);
+        }
       } finally {
         await links?.close();
       }
@@ -213,25 +234,33 @@ export async function run(ctx: Context, options: ImportOptions): Promise<number>
   });
 }
 
-/** `--dry-run`: each row with what would be done and the request body that would be sent; no lock, no request. */
+/** One row of the dry run: plan, line, email, name, spouse (and whether invited), account. */
+function planRow(plan: 'create' | 'skip', row: AccountRow, out: Output, account: string): string[] {
+  const { spouse } = row.body;
+  const invited = spouse === undefined ? '' : spouse.send_invitation === false ? ' (not invited)' : ' (invited)';
+  return [plan, `line ${row.line}`, out.format.text(row.email), out.format.name(row.body.first_name, row.body.last_name), spouse === undefined ? '-' : `${out.format.text(spouse.email)}${invited}`, account];
+}
+
+/** `--dry-run`: each row with what would be done (a table on a terminal, the request body with --json); no lock, no request. */
 async function dryRun(ctx: Context, options: ImportOptions, rows: AccountRow[], invalid: ImportOutcome[], problems: string[]): Promise<number> {
   const out = createOutput(ctx);
   const settings = await ctx.settings();
   const origin = new URL(settings.baseUrl).origin;
   const ledger: AccountsLedgerView = await readAccountsLedger(ledgerPathOf(ACCOUNTS, ctx, options));
   const plan = planOf(ledger, origin, rows, []);
-  for (const problem of problems) {
-    if (ctx.globals.json) await out.ndjson({ plan: 'invalid', problem });
-    else await writeText(ctx.io.stdout, cells(['invalid', problem], out));
-  }
-  for (const outcome of plan.settled) {
-    if (outcome.kind !== 'skipped') continue;
-    if (ctx.globals.json) await out.ndjson({ line: outcome.item.line, email: outcome.item.email, plan: 'skip', account_id: outcome.accountId });
-    else await writeText(ctx.io.stdout, cells(['skip', `line ${outcome.item.line}`, out.format.text(outcome.item.email), String(outcome.accountId), 'in the ledger'], out));
-  }
-  for (const row of plan.send) {
-    if (ctx.globals.json) await out.ndjson({ line: row.line, email: row.email, plan: 'create', body: row.body });
-    else await writeText(ctx.io.stdout, cells(['create', `line ${row.line}`, out.format.text(JSON.stringify(row.body))], out));
+  if (ctx.globals.json) {
+    for (const problem of problems) await out.ndjson({ plan: 'invalid', problem });
+    for (const outcome of plan.settled) if (outcome.kind === 'skipped') await out.ndjson({ line: outcome.item.line, email: outcome.item.email, plan: 'skip', account_id: outcome.accountId });
+    for (const row of plan.send) await out.ndjson({ line: row.line, email: row.email, plan: 'create', body: row.body });
+  } else {
+    for (const problem of problems) await writeText(ctx.io.stdout, cells(['invalid', problem], out));
+    // The request bodies as people read them: one row per account, a table on a terminal, cells in a pipe.
+    const rows = [
+      ...plan.settled.flatMap((outcome) => (outcome.kind === 'skipped' ? [planRow('skip', outcome.item, out, `${outcome.accountId} (in the ledger)`)] : [])),
+      ...plan.send.map((row) => planRow('create', row, out, '-')),
+    ];
+    if (out.forPeople && rows.length > 0) await out.table([label('Plan'), 'Line', 'Email', wrapped('Name'), wrapped('Spouse', { drop: 2 }), { title: 'Account', drop: 1 }], rows);
+    else for (const row of rows) await writeText(ctx.io.stdout, cells(row, out));
   }
   await out.note(`dry run: ${plan.send.length} to create, ${plan.settled.length} already in the ledger, ${invalid.length} invalid; nothing was sent`);
   return 0;

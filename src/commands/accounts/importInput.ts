@@ -2,6 +2,7 @@ import { CreateAccountRequest, fieldErrors } from '../../contract';
 import { UsageError } from '../../errors';
 import { badRowsError, checkRows, csvRows, firstLine, ndjsonRows, type RowProblem } from '../../batch/input';
 import { parseCsv } from '../../batch/csv';
+import { IMPORT_COLUMNS, booleanCell } from '../../batch/accountInput';
 
 /** One account to create: the request body, and the input line it came from. */
 export interface AccountRow {
@@ -12,8 +13,6 @@ export interface AccountRow {
   body: CreateAccountRequest;
 }
 
-/** The columns of an import, in the words of `POST /accounts` (the spouse's flattened). */
-export const IMPORT_COLUMNS = ['email', 'first_name', 'last_name', 'spouse_email', 'spouse_first_name', 'spouse_last_name', 'send_invitation'] as const;
 const REQUIRED_COLUMNS = ['email', 'first_name', 'last_name'];
 const SPOUSE_COLUMNS = ['spouse_email', 'spouse_first_name', 'spouse_last_name'] as const;
 
@@ -21,15 +20,6 @@ const SPOUSE_COLUMNS = ['spouse_email', 'spouse_first_name', 'spouse_last_name']
 function columnOf(field: string): string {
   if (field === 'spouse.send_invitation') return 'send_invitation';
   return field.replace(/^spouse\./, 'spouse_');
-}
-
-/** `true`/`false` as a spreadsheet writes them (also yes/no, 1/0); anything else is left for the contract's rule to refuse. */
-function booleanCell(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  const word = value.toLowerCase();
-  if (['true', 'yes', '1'].includes(word)) return true;
-  if (['false', 'no', '0'].includes(word)) return false;
-  return value;
 }
 
 /** The input read and checked: rows to send, and rows that break a rule (`line N: field: rule`). */

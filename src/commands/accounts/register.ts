@@ -78,5 +78,17 @@ export const accounts: CommandSpec = {
       jsonFields: ACCOUNT_FIELDS,
       load: () => import('./get'),
     },
+    {
+      name: 'list',
+      description: 'List the accounts this machine knows for the service (the service has no account list)',
+      examples: ['taxprep accounts list', "taxprep accounts list --json | jq '.accounts[].account_id'"],
+      notes:
+        'The service has no endpoint that lists accounts. This lists the accounts seen here: those\n' +
+        'accounts create and accounts import made or found (the accounts ledger), those login-link\n' +
+        'generated links for (the login-link ledger), and those the deliverable list names, with where\n' +
+        'each was seen. An account in none of these places is not shown.',
+      jsonFields: ['service', 'deliverables_read', 'accounts'],
+      load: () => import('./list'),
+    },
   ],
 };

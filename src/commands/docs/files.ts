@@ -4,17 +4,17 @@ import { basename } from 'node:path';
 import type { TolerantItemOf } from '../../api/tolerant';
 import type { ApiClient, UploadFile } from '../../api/types';
 import { pacedPages, type RateLimitPacer } from '../../batch/pacer';
-import { DOCUMENT_EXTENSIONS, DOCUMENT_MAX_BYTES, documentMediaTypeOf, safeDocumentFilename } from '../../contract/uploads';
+import { safeDocumentFilename } from '../../contract/uploads';
+import { ruleProblem, sentMediaType, uploadRulesOf } from '../../api/uploadRules';
 import { formatBytes } from '../../output/progress';
+import type { Context } from '../../types';
 
 /**
  * What `docs upload` and `docs sync` check of a file before anything is sent, and what they ask the
- * service about the documents an account already has. The accepted types and the size limit are
- * the contract module's (src/contract/uploads.ts), the same ones the mock enforces.
+ * service about the documents an account already has. The contract does not show the service's
+ * size limit or file types: a file is refused before sending only by a rule known for this profile
+ * and base URL (src/api/uploadRules.ts); otherwise the service decides.
  */
-
-/** `.pdf, .jpg, ...`: said once at the end of a message that refused a file's type. */
-export const ACCEPTED_EXTENSIONS = `accepted: ${DOCUMENT_EXTENSIONS.join(', ')}`;
 
 /** Why the file at `path` cannot be read as one regular file, or undefined when it can. */
 export async function unreadableProblem(path: string): Promise<string | undefined> {
@@ -37,20 +37,18 @@ export function fileErrorProblem(error: unknown): string {
   return `cannot be read (${code ?? 'unknown error'})`;
 }
 
-/** Why the service would refuse a file of this name and size, or undefined when it takes it. */
-export function contentProblem(filename: string, size: number): string | undefined {
-  if (documentMediaTypeOf(filename) === undefined) {
-    const extension = /\.[^.]*$/.exec(filename)?.[0];
-    return extension === undefined ? 'has no file extension, so its type is unknown' : `is of a type uploads do not take (${extension})`;
-  }
-  if (size > DOCUMENT_MAX_BYTES) return `is ${formatBytes(size)}, over the upload limit of ${formatBytes(DOCUMENT_MAX_BYTES)}`;
-  return undefined;
+/** Why a rule known for this profile and base URL refuses a file (`(filename, size) => problem`), read afresh at each call: a rule learned mid-batch counts for the files after it. */
+export type RuleCheck = (filename: string, size: number) => string | undefined;
+
+export async function knownRuleCheck(ctx: Context): Promise<RuleCheck> {
+  const [settings, learned] = await Promise.all([ctx.settings(), ctx.learned()]);
+  return (filename, size) => ruleProblem(uploadRulesOf(settings, learned.read()), filename, size, formatBytes);
 }
 
-/** The upload of the file at `path` as the service will name it, with its media type from the contract's table. */
+/** The upload of the file at `path` as the service will name it, with its media type from taxprep's table (else `application/octet-stream`). */
 export function uploadFileOf(path: string, size: number): UploadFile {
   const filename = basename(path);
-  return { path, filename, contentType: documentMediaTypeOf(filename) ?? 'application/octet-stream', size };
+  return { path, filename, contentType: sentMediaType(filename), size };
 }
 
 export type ListedDocument = TolerantItemOf<'listDocuments'>;

@@ -1,5 +1,4 @@
-import { DOCUMENT_EXTENSIONS, DOCUMENT_MAX_BYTES } from '../../contract/uploads';
-import { DESCRIPTION_MAX_CHARACTERS, TAX_YEAR } from '../../contract/vocabulary';
+import { TAX_YEAR } from '../../contract/vocabulary';
 import { batchRunFlags } from '../../batch/flags';
 import { DOCUMENTS_FILE_NAME } from '../../batch/ledgers/fileNames';
 import { pageFlags } from '../pageFlags';
@@ -16,7 +15,7 @@ export const uploadDocuments: CommandSpec = {
   arguments: [ACCOUNT_ID, { name: '<file...>', help: 'files to upload', complete: 'files' }],
   flags: [
     { ...TAX_YEAR_FLAG, required: true },
-    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document', maxCharacters: DESCRIPTION_MAX_CHARACTERS },
+    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document' },
     { flag: '--allow-duplicate', help: 'upload even a file whose name the account already has for that tax year' },
   ],
   examples: [
@@ -24,7 +23,16 @@ export const uploadDocuments: CommandSpec = {
     'taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-year 2024 --description "Forms from the bank"',
     "taxprep docs upload 1001 scans/*.png --tax-year 2024 --json | jq '.[].id'",
   ],
-  notes: `Every file is checked before the first byte is sent: it exists, is readable, is one of the types the service takes (${DOCUMENT_EXTENSIONS.join(' ')}) and at most ${DOCUMENT_MAX_BYTES / 1024 / 1024} MiB, and the account has no document of that name for the tax year (--allow-duplicate uploads it anyway). If any file fails, nothing is uploaded.`,
+  notes:
+    'Every file is checked before the first byte is sent: it exists and is readable, and the account has no\n' +
+    'document of that name for the tax year (--allow-duplicate uploads it anyway); if any file fails, nothing\n' +
+    'is uploaded. The contract does not show the size limit or the file types the service takes: a file is\n' +
+    "refused before sending only by a rule known for this profile and base URL (the service's own refusal,\n" +
+    "remembered, or the profile's upload_max_size / upload_types); otherwise the service decides, and a file\n" +
+    'it refuses is reported while the others go on (exit 9).\n' +
+    'Requests: the duplicate check lists the account\'s documents of the year once (one request per 100 of\n' +
+    'them) however many files, none with --allow-duplicate; then one upload per file, and a read of a\n' +
+    'document whose answer lacks a field the table shows. --verbose shows each request.',
   jsonFields: DOCUMENT_FIELDS,
   load: () => import('./upload'),
 };
@@ -36,7 +44,7 @@ export const syncDocuments: CommandSpec = {
   flags: [
     { flag: '--manifest <file>', help: 'CSV or NDJSON with path (from <dir>), account_id, tax_year, and optional description, for any other layout', complete: 'files' },
     { flag: '--exclude <glob>', help: 'leave out files and folders matching: a name (*.tmp, drafts) or a path from <dir> (1001/2023)', repeatable: true },
-    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document (a manifest row may give its own)', maxCharacters: DESCRIPTION_MAX_CHARACTERS },
+    { flag: '--description <text>', field: 'description', help: 'free text stored with every uploaded document (a manifest row may give its own)' },
     { flag: '--upload-changed', help: 'upload a file whose name is on the account with other content than the ledger recorded (a second document)' },
     { flag: '--skip-invalid', help: 'upload the good files and report the ones that cannot be synced as failed, instead of sending nothing' },
     { flag: '--dry-run', help: 'print the plan (upload, skip or conflict, with the reason); send only the list requests it needs' },

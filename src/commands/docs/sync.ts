@@ -13,9 +13,9 @@ import { DOCUMENTS, DocumentsLedger, DocumentsLedgerView, readDocumentsLedger, t
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { RateLimitPacer } from '../../batch/pacer';
 import { runPool } from '../../batch/pool';
-import { cells, runBatch, type BatchJob } from '../../batch/run';
+import { alignedCells, cells, plainWidth, runBatch, type BatchJob } from '../../batch/run';
 import { sendTracked } from '../../batch/send';
-import { DOCUMENT_EXTENSIONS, DocumentUploadFields, fieldErrors, pathId, safeDocumentFilename } from '../../contract';
+import { DocumentUploadFields, fieldErrors, pathId, safeDocumentFilename } from '../../contract';
 import { CliError, EXIT, InterruptedError, UsageError } from '../../errors';
 import { createOutput, type Output } from '../../output';
 import type { Palette } from '../../output/colors';
@@ -25,7 +25,7 @@ import { writeText } from '../../output/write';
 import type { Context } from '../../types';
 import { flagConflict, parseFlagFields } from '../parseFlags';
 import type { RawInvocation } from '../types';
-import { contentProblem, documentsByName, fileErrorProblem, unreadableProblem, uploadFileOf } from './files';
+import { documentsByName, fileErrorProblem, knownRuleCheck, unreadableProblem, uploadFileOf, type RuleCheck } from './files';
 import { describeDecision, groupKey, groupsToList, plan, type Decision, type LedgerKnowledge, type Listing, type PlannedFile, type SyncFile } from './lib/syncPlan';
 import { excluder, hashFile, HASH_CHUNK_BYTES, manifestSource, walkLayout, type LeftOut, type ManifestRow, type SourceList, type SourceProblem, type SyncSource } from './lib/syncSources';
 import { syncDocuments } from './register';
@@ -117,15 +117,15 @@ function problemText(problem: SourceProblem): string {
 /** Files checked and hashed at a time: the disk's latency, not its bandwidth, bounds many small files. */
 const PREPARE_CONCURRENCY = 8;
 
-/** Each file: readable, a regular file, of an accepted type and size, then hashed chunk by chunk; in input order. */
-async function prepareFiles(list: SourceList, description: string | undefined): Promise<{ files: SyncFile[]; problems: SourceProblem[] }> {
+/** Each file: readable, a regular file, within the size and type rules known for the service, then hashed chunk by chunk; in input order. */
+async function prepareFiles(list: SourceList, description: string | undefined, ruleOf: RuleCheck): Promise<{ files: SyncFile[]; problems: SourceProblem[] }> {
   const prepared: Array<SyncFile | SourceProblem | undefined> = new Array(list.sources.length);
   // One read buffer per file in progress, reused from file to file.
   const buffers = Array.from({ length: PREPARE_CONCURRENCY }, () => Buffer.allocUnsafe(HASH_CHUNK_BYTES));
   await runPool(list.sources, PREPARE_CONCURRENCY, new AbortController().signal, async (source, index) => {
     const buffer = buffers.pop()!;
     try {
-      prepared[index] = await prepareFile(source, description, buffer);
+      prepared[index] = await prepareFile(source, description, buffer, ruleOf);
     } finally {
       buffers.push(buffer);
     }
@@ -140,7 +140,7 @@ async function prepareFiles(list: SourceList, description: string | undefined): 
   return { files, problems };
 }
 
-async function prepareFile(source: SyncSource, description: string | undefined, buffer: Buffer): Promise<SyncFile | SourceProblem> {
+async function prepareFile(source: SyncSource, description: string | undefined, buffer: Buffer, ruleOf: RuleCheck): Promise<SyncFile | SourceProblem> {
   const where = source.line === undefined ? source.relative : `line ${source.line}`;
   const named = (problem: string): SourceProblem => ({ where, problem: source.line === undefined ? problem : `${source.relative} ${problem}` });
   // The walk saw a regular file and its size; a manifest's path is looked at here.
@@ -148,7 +148,7 @@ async function prepareFile(source: SyncSource, description: string | undefined, 
     const unreadable = await unreadableProblem(source.path);
     if (unreadable !== undefined) return named(unreadable);
   }
-  const refused = contentProblem(basename(source.path), source.size ?? (await stat(source.path)).size);
+  const refused = ruleOf(basename(source.path), source.size ?? (await stat(source.path)).size);
   if (refused !== undefined) return named(refused);
   try {
     const { sha256, size } = await hashFile(source.path, buffer);
@@ -160,19 +160,18 @@ async function prepareFile(source: SyncSource, description: string | undefined, 
 
 async function collectFiles(ctx: Context, options: SyncOptions): Promise<{ files: SyncFile[]; problems: SourceProblem[]; leftOut: LeftOut }> {
   const list = options.manifest === undefined ? await walkLayout(options.dir, options.excludes) : await readManifest(ctx, options, options.manifest);
-  const { files, problems } = await prepareFiles(list, options.description);
+  const { files, problems } = await prepareFiles(list, options.description, await knownRuleCheck(ctx));
   // In input order: a manifest's lines by number, a walk's entries by path.
   const lineOf = (problem: SourceProblem) => (problem.where.startsWith('line ') ? Number(problem.where.slice(5)) : 0);
   problems.sort((a, b) => lineOf(a) - lineOf(b) || (a.where < b.where ? -1 : a.where > b.where ? 1 : 0));
   if (problems.length > 0 && !options.skipInvalid) {
     const texts = problems.map(problemText);
     const entries = new Set(problems.map((problem) => problem.where)).size;
-    const typeRefused = problems.some((problem) => problem.problem.includes('of a type uploads do not take') || problem.problem.includes('no file extension'));
     const listed = texts.slice(0, 20);
     const more = texts.length > listed.length ? `\n  (and ${texts.length - listed.length} more)` : '';
     throw new UsageError(`cannot sync ${entries} ${entries === 1 ? 'entry' : 'entries'} of ${options.manifest ?? options.dir}; nothing was sent:\n  ${listed.join('\n  ')}${more}`, {
       details: { problems: texts },
-      hint: `${typeRefused ? `Uploads take ${DOCUMENT_EXTENSIONS.join(' ')}. ` : ''}Fix or --exclude them, or pass --skip-invalid to sync the rest and report these as failed.`,
+      hint: 'Fix or --exclude them, or pass --skip-invalid to sync the rest and report these as failed.',
     });
   }
   return { files, problems, leftOut: list.leftOut };
@@ -253,21 +252,26 @@ function outcomeJson(outcome: SyncOutcome): unknown {
   }
 }
 
-/** `uploaded  1001/2025/w2.pdf  document 8102  24 B` on a terminal; tab-separated fields in a pipe. */
-function outcomeLine(outcome: SyncOutcome, out: Output, colors: Palette): string {
+/** The widest result word and path of a run: the columns its lines are aligned to on a terminal. */
+function lineWidths(entries: readonly SyncEntry[]): number[] {
+  return [Math.max(...['uploaded', 'skipped', 'conflict', 'failed'].map(plainWidth)), Math.max(0, ...entries.map((entry) => plainWidth(sanitizeLine(entry.relative))))];
+}
+
+/** `uploaded  1001/2025/w2.pdf  document 8102  24 B` on a terminal, aligned to `widths`; tab-separated fields in a pipe. */
+function outcomeLine(outcome: SyncOutcome, out: Output, colors: Palette, widths: readonly number[]): string {
   const tty = out.forPeople;
   const file = outcome.item.planned?.file;
   const where = [sanitizeLine(outcome.item.relative), ...(tty || file === undefined ? [] : [String(file.account_id), String(file.tax_year)])];
   switch (outcome.kind) {
     case 'uploaded': {
       const id = out.format.text(outcome.response.data.id);
-      return cells([tty ? colors.green('uploaded') : 'uploaded', ...where, tty ? `document ${id}` : id, tty ? formatBytes(file?.size ?? 0) : ''], out);
+      return alignedCells([tty ? colors.green('uploaded') : 'uploaded', ...where, tty ? `document ${id}` : id, tty ? formatBytes(file?.size ?? 0) : ''], widths, out);
     }
     case 'skipped':
-      return cells([tty ? colors.dim('skipped') : 'skipped', ...where, tty ? describeDecision(outcome.decision) : outcome.decision.reason, tty ? '' : (outcome.decision.document_id ?? '')], out);
+      return alignedCells([tty ? colors.dim('skipped') : 'skipped', ...where, tty ? describeDecision(outcome.decision) : outcome.decision.reason, tty ? '' : (outcome.decision.document_id ?? '')], widths, out);
     case 'failed': {
       const word = outcome.error.code === 'DOCUMENT_CONFLICT' ? 'conflict' : 'failed';
-      return cells([tty ? colors.red(word) : word, ...where, outcome.error.code, sanitizeLine(outcome.error.message)], out);
+      return alignedCells([tty ? colors.red(word) : word, ...where, outcome.error.code, sanitizeLine(outcome.error.message)], widths, out);
     }
   }
 }
@@ -331,8 +335,10 @@ function checkedContent(file: SyncFile, abort: (error: SyncItemError) => void): 
   };
 }
 
-function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, progress: FileSetProgress): BatchJob<SyncEntry, SyncOutcome> {
+function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, progress: FileSetProgress, entries: readonly SyncEntry[]): BatchJob<SyncEntry, SyncOutcome> {
   const { ctx } = session;
+  // Measured once, at the first line: every entry is known before the run starts.
+  let widths: number[] | undefined;
   return {
     noun: 'documents',
     tally: [
@@ -347,7 +353,7 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
       const content = new AbortController();
       const fileProgress = progress.start(file.relative, file.size);
       try {
-        const { intent, response } = await sendTracked(
+        const { response } = await sendTracked(
           {
             recordIntent: () => ledger.recordIntent(target, { sha256: file.sha256, size: file.size, known_ids: decision.action === 'upload' ? decision.known_ids : [], ...meta() }),
             send: () =>
@@ -358,11 +364,13 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
                 { onProgress: (sent) => fileProgress.sent(sent), signal: content.signal },
               ),
             recordRefused: (intent, error) => ledger.recordRefused(intent, target, { code: error.code, ...meta() }),
+            recordDone: (intent, answer) => {
+              fileProgress.done();
+              return ledger.recordUploaded(target, { intent, sha256: file.sha256, size: file.size, document_id: String(answer.data.id ?? ''), ...meta() });
+            },
           },
           { pacer, signal },
         );
-        fileProgress.done();
-        await ledger.recordUploaded(target, { intent, sha256: file.sha256, size: file.size, document_id: String(response.data.id ?? ''), ...meta() });
         return { kind: 'uploaded', item: entry, response };
       } catch (error) {
         fileProgress.failed();
@@ -371,7 +379,7 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
     },
     failed: (item, error) => ({ kind: 'failed', item, error }),
     json: outcomeJson,
-    line: outcomeLine,
+    line: (outcome, out, colors) => outcomeLine(outcome, out, colors, (widths ??= lineWidths(entries))),
     // Content the ledger knows is the normal case of every re-run: counted, listed with --verbose.
     shown: (outcome, context) => context.globals.verbose || !(outcome.kind === 'skipped' && outcome.decision.reason === 'uploaded_before'),
     label: (entry) => sanitizeLine(entry.relative),
@@ -466,7 +474,7 @@ export async function run(ctx: Context, options: SyncOptions): Promise<number> {
       keepFinished: false,
       lines: false,
     });
-    const result = await runBatch(ctx, syncJob(session, api, ledger, progress), { send, settled }, {
+    const result = await runBatch(ctx, syncJob(session, api, ledger, progress, [...send, ...settled.map((outcome) => outcome.item)]), { send, settled }, {
       concurrency: options.concurrency,
       pacer,
       progress: { clear: () => progress.clear(), advance() {}, finish: () => progress.finish() },

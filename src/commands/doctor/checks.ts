@@ -13,6 +13,7 @@ export const CHECK_GROUPS = {
   clock: 'Clock',
   quota: 'Quota',
   names: 'Open names',
+  rules: 'Known rules',
   local: 'Local',
 } as const;
 export type CheckGroup = keyof typeof CHECK_GROUPS;

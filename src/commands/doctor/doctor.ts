@@ -8,8 +8,10 @@ import type { Context, ResolvedSettings } from '../../types';
 import type { RawInvocation } from '../types';
 import { countedApi, REQUEST_BUDGET } from './budget';
 import { CHECK_GROUPS, exitCodeOf, ok, skip, warn, type Check, type CheckGroup, type CheckStatus } from './checks';
+import { hookChecks } from './hooks';
 import { baseUrlChecks, codeCacheCheck, keyConfigured, ledgerDirectoryCheck, profileFileCheck } from './local';
 import { findNames, type NameFinding } from './names';
+import { knownRuleChecks, namesInEffect } from './rules';
 import { clockCheck, healthChecks, keyChecks, permissionChecks, quotaCheck } from './service';
 
 export interface DoctorOptions {
@@ -89,6 +91,8 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
       : `Checking ${who} against ${settings.baseUrl}: at most ${REQUEST_BUDGET} requests, reads only (nothing is written).`,
   );
 
+  const learnedStore = await ctx.learned();
+  const learned = learnedStore.read();
   const checks: Check[] = [...baseUrlChecks(settings, ctx.env)];
   const key = keyConfigured(settings);
   checks.push(key);
@@ -109,7 +113,7 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
       if (keyResult.outcome.check.result === 'accepted') {
         const permissions = await permissionChecks(api, keyResult.outcome);
         checks.push(...permissions.checks);
-        findings = await findNames(api, settings.queryParameters, {
+        findings = await findNames(api, namesInEffect(settings, learned), {
           ...(keyResult.outcome.page === undefined ? {} : { deliverables: keyResult.outcome.page.data.deliverables as Array<Record<string, unknown>> }),
           ...(permissions.projects === undefined ? {} : { projects: permissions.projects }),
         });
@@ -128,7 +132,9 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
       checks.push(warn('names', 'saved', `${ENVIRONMENT_VARIABLES.queryParameters} is set and wins over the names saved in the profile`, `Unset ${ENVIRONMENT_VARIABLES.queryParameters} to use them.`));
     }
   }
+  checks.push(...knownRuleChecks(settings, learned, learnedStore.path));
   checks.push(profileFileCheck(store.path, settings), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
+  checks.push(...(await hookChecks(ctx, settings)));
   checks.sort((a, b) => GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group));
 
   const exitCode = exitCodeOf(checks);

@@ -1,5 +1,8 @@
 import { CONFIGURABLE_QUERY_PARAMETERS, type ConfigurableQueryParameter } from '../../config/settings';
+import { alternativesTo, CANDIDATE_NAMES, decideOffset } from '../../api/queryNames';
 import type { CountedApi } from './budget';
+
+export { CANDIDATE_NAMES, decideOffset };
 
 /**
  * Finding the query parameter names the service honours for the five the contract does not name,
@@ -16,15 +19,6 @@ import type { CountedApi } from './budget';
  * candidates together, each with its own value (another present value, another offset), so that
  * the answer tells which one, if any, was honoured.
  */
-
-/** Names services commonly use, the contract's (or taxprep's default) first. */
-export const CANDIDATE_NAMES: Record<ConfigurableQueryParameter, readonly string[]> = {
-  'projects.type': ['type', 'project_type', 'projectType'],
-  'projects.status': ['status', 'project_status', 'projectStatus'],
-  'deliverables.account_id': ['account_id', 'account', 'accountId'],
-  'deliverables.project_type': ['project_type', 'type', 'projectType'],
-  'deliverables.offset': ['offset', 'skip', 'start'],
-};
 
 /** The item field each filter selects on. */
 const FILTER_FIELD: Record<Exclude<ConfigurableQueryParameter, 'deliverables.offset'>, string> = {
@@ -76,15 +70,6 @@ export function decideFilter(baseline: readonly Item[], field: string, values: r
   return index < 0 ? 'undecided' : index;
 }
 
-/** Which offset (1, 2, ... for the names sent in order) a `limit=1` answer skipped to: its index, 'ignored', or 'undecided'. */
-export function decideOffset(baseline: readonly Item[], answer: readonly Item[]): number | 'ignored' | 'undecided' {
-  if (answer.length !== 1) return 'undecided';
-  const id = asText(answer[0]?.id);
-  const position = baseline.findIndex((item) => asText(item?.id) === id);
-  if (position === 0) return 'ignored';
-  return position > 0 ? position - 1 : 'undecided';
-}
-
 interface Lists {
   /** The unfiltered first page of deliverables (up to 100), when the key may read them. */
   deliverables?: Item[];
@@ -105,11 +90,6 @@ async function ask(api: CountedApi, path: string, key: string, query: Record<str
 
 const query = (pairs: ReadonlyArray<[string, string]>) => Object.fromEntries(pairs);
 const listNames = (names: readonly string[]) => names.map((name) => `"${name}"`).join(', ');
-
-/** The names to try after the configured one: the other candidates, taxprep's default among them. */
-function alternativesTo(setting: ConfigurableQueryParameter, configured: string): string[] {
-  return [...new Set([CONFIGURABLE_QUERY_PARAMETERS[setting], ...CANDIDATE_NAMES[setting]])].filter((name) => name !== configured);
-}
 
 interface Probe {
   setting: ConfigurableQueryParameter;

@@ -9,10 +9,12 @@ export const doctor: CommandSpec = {
   ],
   examples: ['taxprep doctor', 'taxprep doctor --profile acme --save', 'taxprep doctor --offline', "taxprep doctor --json | jq -r '.checks[] | select(.status != \"ok\") | .fix'"],
   notes:
-    'At most 15 requests, all reads (writes are never tried), without retries. Each check prints a fix\n' +
-    'when it is not ok. A warning leaves the exit status 0; the first failure sets it: 2 a setting\n' +
-    '(plain http to another host, a profile file others can read, a ledger directory not writable),\n' +
-    '3 the key (none, refused, expired), 7 the service cannot be reached (TLS included), 8 a redirect\n' +
-    "or a failing service, 11 the base URL is not the service's API.",
+    'At most 15 requests, all reads (writes are never tried), without retries; --verbose shows each.\n' +
+    'Each check prints a fix when it is not ok. A warning leaves the exit status 0; the first failure\n' +
+    'sets it: 2 a setting (plain http to another host, a profile file others can read, a ledger\n' +
+    'directory not writable), 3 the key (none, refused, expired), 7 the service cannot be reached (TLS\n' +
+    "included), 8 a redirect or a failing service, 11 the base URL is not the service's API.\n" +
+    'It also shows the rules learned from the service for this profile and base URL (upload limit and\n' +
+    'types from its refusals, the offset name --all found).',
   load: () => import('./doctor'),
 };

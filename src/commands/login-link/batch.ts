@@ -1,4 +1,4 @@
-import type { LoginLinkItem } from './input';
+import type { AccountItem } from '../../batch/accountInput';
 import { CliError, EXIT } from '../../errors';
 import type { Ledger } from '../../batch/ledgers/loginLinks';
 import type { Output } from '../../output';
@@ -18,7 +18,7 @@ export class UncertainLinkError extends CliError {
   readonly code = 'LINK_STATE_UNCERTAIN';
 }
 
-export function uncertainError(item: LoginLinkItem, intentAt: string): UncertainLinkError {
+export function uncertainError(item: AccountItem, intentAt: string): UncertainLinkError {
   return new UncertainLinkError(
     `a run interrupted at ${intentAt} asked for this link but got no answer; it may have been generated and emailed, so it was not sent again`,
     { details: { account_id: item.account_id, intent_at: intentAt }, hint: 'Check with the client, then re-run with --reissue-uncertain to generate it anyway.' },
@@ -27,7 +27,7 @@ export function uncertainError(item: LoginLinkItem, intentAt: string): Uncertain
 
 export interface BatchPlan {
   /** Items to send, in input order. */
-  send: LoginLinkItem[];
+  send: AccountItem[];
   /** Items settled without sending (skipped, uncertain): reported first. */
   settled: Outcome[];
   /** The ledger run the items belong to, ended once every item has its link. */
@@ -35,7 +35,7 @@ export interface BatchPlan {
 }
 
 /** Login links as a batch job: one link per item, recorded in the login-link ledger. */
-function loginLinkJob(session: Session, ledger: Ledger, plan: BatchPlan, flags: RunFlags): BatchJob<LoginLinkItem, Outcome> {
+function loginLinkJob(session: Session, ledger: Ledger, plan: BatchPlan, flags: RunFlags): BatchJob<AccountItem, Outcome> {
   return {
     noun: 'login links',
     tally: [
@@ -71,7 +71,7 @@ export async function runLinkBatch(session: Session, ledger: Ledger, plan: Batch
 }
 
 /** The item as the input gave it, echoed beside an error so a script can match it up. */
-export function inputOf(item: LoginLinkItem): Record<string, unknown> {
+export function inputOf(item: AccountItem): Record<string, unknown> {
   return definedOnly({ origin: item.origin, account_id: item.account_id, user_email: item.user_email, purpose: item.purpose, expiry_hours: item.expiry_hours });
 }
 

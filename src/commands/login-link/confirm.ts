@@ -4,7 +4,7 @@ import { palette } from '../../output/colors';
 import type { Context } from '../../types';
 import { ledgerPathOf } from '../../batch/ledger';
 import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
-import type { LoginLinkItem } from './input';
+import type { AccountItem } from '../../batch/accountInput';
 import { targetOf, type Session } from './generate';
 import type { RunFlags } from './options';
 import type { Decision } from './renew';
@@ -17,7 +17,7 @@ import type { Decision } from './renew';
  */
 
 /** When the ledger's last link of each item's user expires, for those not expired yet (they may have been used). */
-async function liveLinksKnown(session: Session, flags: RunFlags, items: readonly LoginLinkItem[]): Promise<string[]> {
+async function liveLinksKnown(session: Session, flags: RunFlags, items: readonly AccountItem[]): Promise<string[]> {
   const ledger = await readLedger(ledgerPathOf(LOGIN_LINKS, session.ctx, flags));
   const now = session.ctx.clock.now().getTime();
   return items.flatMap((item) => {
@@ -48,7 +48,7 @@ function emailLine(flags: RunFlags, whoGetsIt: string): string {
 }
 
 /** `login-link 1001`: names the account's holder when a question follows (one `GET /accounts/{id}`). */
-export async function singleLinkStatement(session: Session, flags: RunFlags, item: LoginLinkItem, asking: boolean): Promise<string[]> {
+export async function singleLinkStatement(session: Session, flags: RunFlags, item: AccountItem, asking: boolean): Promise<string[]> {
   const format = formatOf(session.ctx);
   const holder = item.user_email === undefined && asking ? await accountHolder(session, item.account_id) : undefined;
   const email = item.user_email ?? holder?.email;
@@ -65,7 +65,7 @@ export async function singleLinkStatement(session: Session, flags: RunFlags, ite
  * Several links (`login-link 1001 1002`, `--from`): one statement with counts for the whole batch;
  * "up to", since a batch that resumes its unfinished run skips the links that run made.
  */
-export async function batchStatement(session: Session, flags: RunFlags, items: readonly LoginLinkItem[]): Promise<string[] | undefined> {
+export async function batchStatement(session: Session, flags: RunFlags, items: readonly AccountItem[]): Promise<string[] | undefined> {
   if (items.length === 0) return undefined;
   const format = formatOf(session.ctx);
   const live = await liveLinksKnown(session, flags, items);
@@ -91,7 +91,7 @@ async function accountHolder(session: Session, accountId: number) {
 const RENEWAL_REASONS: Record<Extract<Decision, { action: 'generate' }>['reason'], string> = {
   expiring: 'expiring within the window',
   expired: 'expired',
-  unknown: 'unknown to the ledger',
+  unknown: 'unknown to the ledgers',
   uncertain: 'left uncertain by an interrupted run',
 };
 
@@ -104,9 +104,11 @@ export function renewalStatement(ctx: Context, flags: RunFlags, decisions: reado
     return count === 0 ? [] : [`${count} ${words}`];
   });
   const live = generated.flatMap((decision) => (decision.reason === 'expiring' && decision.expiresAt !== undefined ? [decision.expiresAt] : []));
+  const unknown = generated.filter((decision) => decision.reason === 'unknown').length;
   return [
     `This will renew ${generated.length} login links:`,
     `  - ${reasons.join(', ')}`,
+    ...(unknown === 0 ? [] : [`  - replaces ${unknown === 1 ? 'a link' : `${unknown} links`} taxprep cannot see (made elsewhere or earlier)`]),
     emailLine(flags, `each link to its user: ${generated.length} emails`),
     ...stoppingLinks('these users', live, formatOf(ctx)),
   ];

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Context } from '../../types';
-import { itemsFromArguments, parseLoginLinkInput, type LoginLinkItem } from './input';
+import { itemsFromArguments, readAccountInput, type AccountItem } from '../../batch/accountInput';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import { flagConflict } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { confirmBeforeActing } from '../confirmation';
 import { runLinkBatch, uncertainError, type BatchPlan } from './batch';
-import { readInputText, sourceName } from '../../batch/input';
 import { batchStatement, singleLinkStatement } from './confirm';
 import { generateLink, openSession, requestBody, targetOf, withLedger, type Session } from './generate';
 import { parseRunFlags, type RunFlags } from './options';
@@ -15,7 +14,7 @@ import { loginLink } from './register';
 
 export interface LoginLinkOptions extends RunFlags {
   /** Ids given as arguments, already checked; undefined when they come from `--from`. */
-  items: LoginLinkItem[] | undefined;
+  items: AccountItem[] | undefined;
   /** `--from FILE`, `-` for stdin. */
   from: string | undefined;
   /** `--restart`: generate every link again even if the same batch has an unfinished run. */
@@ -74,7 +73,7 @@ export async function run(ctx: Context, options: LoginLinkOptions): Promise<numb
 }
 
 /** One link: a card on a terminal, the service's document with `--json`; a failure exits with its class code. */
-async function generateSingle(session: Session, options: LoginLinkOptions, item: LoginLinkItem): Promise<void> {
+async function generateSingle(session: Session, options: LoginLinkOptions, item: AccountItem): Promise<void> {
   const { ctx } = session;
   const response = await withLedger(ctx, options, (ledger) => generateLink(session, ledger, item, requestBody(options.request, item), {}));
   const out = createOutput(ctx);
@@ -99,12 +98,12 @@ async function generateSingle(session: Session, options: LoginLinkOptions, item:
 }
 
 /** Reads and checks `--from` before anything is sent. */
-export async function readItems(ctx: Context, from: string): Promise<LoginLinkItem[]> {
-  return parseLoginLinkInput(await readInputText(ctx, from, '--from'), sourceName(from)).items;
+export function readItems(ctx: Context, from: string): Promise<AccountItem[]> {
+  return readAccountInput(ctx, from, '--from', async () => (await ctx.settings()).baseUrl);
 }
 
 /** What makes two batches the same: service, flags and items (not where the items came from). */
-function batchDigest(session: Session, options: LoginLinkOptions, items: LoginLinkItem[]): string {
+function batchDigest(session: Session, options: LoginLinkOptions, items: AccountItem[]): string {
   const what = { origin: session.origin, request: options.request, items: items.map(({ origin: _line, ...fields }) => fields) };
   return createHash('sha256').update(JSON.stringify(what)).digest('hex');
 }

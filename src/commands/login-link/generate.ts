@@ -2,7 +2,7 @@ import type { ApiClient, ApiResponse } from '../../api/types';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../types';
 import type { CliError } from '../../errors';
-import type { LoginLinkItem } from './input';
+import type { AccountItem } from '../../batch/accountInput';
 import type { RateLimitPacer } from '../../batch/pacer';
 import { Ledger, LOGIN_LINKS, type LinkTarget } from '../../batch/ledgers/loginLinks';
 import { ledgerPathOf, withLedger as withLedgerOf } from '../../batch/ledger';
@@ -13,9 +13,9 @@ import type { LinkRequestDefaults, RunFlags } from './options';
 
 /** What one item of a run came to. */
 export type Outcome =
-  | { kind: 'issued'; item: LoginLinkItem; response: ApiResponse<TolerantResponseOf<'createLoginLink'>> }
-  | { kind: 'failed'; item: LoginLinkItem; error: CliError }
-  | { kind: 'skipped'; item: LoginLinkItem; reason: SkipReason; expiresAt?: string };
+  | { kind: 'issued'; item: AccountItem; response: ApiResponse<TolerantResponseOf<'createLoginLink'>> }
+  | { kind: 'failed'; item: AccountItem; error: CliError }
+  | { kind: 'skipped'; item: AccountItem; reason: SkipReason; expiresAt?: string };
 
 /**
  * Why an item was not sent: its link is `fresh` (renewal), or the unfinished run of the same
@@ -38,7 +38,7 @@ export async function openSession(ctx: Context): Promise<Session> {
   return { ctx, api, origin: new URL(settings.baseUrl).origin, profile: settings.profileName };
 }
 
-export function targetOf(session: Pick<Session, 'origin'>, item: LoginLinkItem): LinkTarget {
+export function targetOf(session: Pick<Session, 'origin'>, item: AccountItem): LinkTarget {
   return { origin: session.origin, account_id: item.account_id, user_email: item.user_email ?? null };
 }
 
@@ -48,7 +48,7 @@ export function withLedger<T>(ctx: Context, flags: RunFlags, work: (ledger: Ledg
 }
 
 /** The body for one item: the run's flags, then what the item's own line sets. */
-export function requestBody(defaults: LinkRequestDefaults, item: LoginLinkItem): LinkRequestDefaults {
+export function requestBody(defaults: LinkRequestDefaults, item: AccountItem): LinkRequestDefaults {
   return { ...defaults, ...definedOnly({ user_email: item.user_email, purpose: item.purpose, expiry_hours: item.expiry_hours }) };
 }
 
@@ -60,29 +60,31 @@ export function requestBody(defaults: LinkRequestDefaults, item: LoginLinkItem):
 export async function generateLink(
   session: Session,
   ledger: Ledger,
-  item: LoginLinkItem,
+  item: AccountItem,
   body: LinkRequestDefaults,
   options: { run?: string; pacer?: RateLimitPacer; signal?: AbortSignal },
 ): Promise<ApiResponse<TolerantResponseOf<'createLoginLink'>>> {
   const target = targetOf(session, item);
   const meta = () => ({ profile: session.profile, ...(options.run ? { run: options.run } : {}), at: session.ctx.clock.now() });
-  const { intent, response } = await sendTracked(
+  const { response } = await sendTracked(
     {
       recordIntent: () => ledger.recordIntent(target, meta()),
       send: () => session.api.call('createLoginLink', { params: { account_id: item.account_id }, body }),
       recordRefused: (id, error: CliError) => ledger.recordRefused(id, target, error.code, meta()),
+      recordDone: (id, answer) => {
+        const record = answer.data;
+        // The contract promises these fields; a service that leaves one out still issued the link.
+        const issued = {
+          user_email: record.user_email ?? item.user_email ?? '',
+          purpose: record.purpose ?? body.purpose ?? '',
+          expires_at: record.expires_at ?? '',
+          created_at: record.created_at ?? session.ctx.clock.now().toISOString(),
+        };
+        return ledger.recordIssued(id, target, issued, meta());
+      },
       serviceNow: (answer) => Date.parse(answer.data.created_at ?? ''),
     },
     options,
   );
-  const record = response.data;
-  // The contract promises these fields; a service that leaves one out still issued the link.
-  const issued = {
-    user_email: record.user_email ?? item.user_email ?? '',
-    purpose: record.purpose ?? body.purpose ?? '',
-    expires_at: record.expires_at ?? '',
-    created_at: record.created_at ?? session.ctx.clock.now().toISOString(),
-  };
-  await ledger.recordIssued(intent, target, issued, meta());
   return response;
 }

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { EXPIRY_HOURS, LoginLinkRequest, integer } from '../../contract';
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { UsageError } from '../../errors';
-import { durationRule, parseDuration } from '../../lib/duration';
+import { bareNumberNote, durationRule, parseDuration } from '../../lib/duration';
 import { definedOnly, flagConflict, parseFlagFields } from '../parseFlags';
 import { fieldsOfFlags, type FlagSpec } from '../spec';
 
@@ -50,7 +50,7 @@ export function parseRunFlags(specs: readonly FlagSpec[], flags: Record<string, 
 /** `--within 24h`: a duration with a unit (src/lib/duration.ts); returns milliseconds. */
 export function parseWindow(value: unknown, flag: string): number {
   const ms = typeof value === 'string' ? parseDuration(value) : undefined;
-  const rule = `must be ${durationRule()}, greater than 0`;
+  const rule = `must be ${durationRule()}, greater than 0${typeof value === 'string' ? bareNumberNote(value) : ''}`;
   if (ms === undefined || ms < 1) throw new UsageError(`${flag} ${rule} (got ${JSON.stringify(String(value))})`, { details: { [flag]: [rule] } });
   return ms;
 }

@@ -1,4 +1,4 @@
-import { CUSTOM_MESSAGE_MAX_CHARACTERS, CUSTOM_SUBJECT_MAX_CHARACTERS, EXPIRY_HOURS, LOGIN_LINK_PURPOSES } from '../../contract/vocabulary';
+import { EXPIRY_HOURS, LOGIN_LINK_PURPOSES } from '../../contract/vocabulary';
 import { YES_FLAG } from '../yesFlag';
 import type { CommandSpec, FlagSpec } from '../spec';
 import { batchRunFlags, ledgerFlag } from '../../batch/flags';
@@ -11,7 +11,7 @@ const LINK_RECORD_FIELDS = [
   'notification_sent', 'previous_links_invalidated', 'created_at', 'account_id',
 ] as const;
 
-const FROM_HELP = 'accounts from a file (- for stdin): one id a line, a CSV with an account_id column, or NDJSON';
+const FROM_HELP = "accounts from a file (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import's file or results";
 const LEDGER_FLAG = ledgerFlag(LOGIN_LINKS_FILE_NAME);
 
 /** The flags of every link a run generates, and of the run itself: `login-link` and `login-link renew` alike. */
@@ -21,8 +21,8 @@ const RUN_FLAGS: readonly FlagSpec[] = [
   { flag: '--redirect-url <url>', field: 'redirect_url', help: 'https URL on a domain permitted for your partner account, opened after login' },
   { flag: '--no-notify', field: 'send_notification', help: 'do not email the link to the user' },
   { flag: '--partner-branded', field: 'notification_settings.partner_branded', help: 'send the email with your branding' },
-  { flag: '--custom-subject <text>', field: 'notification_settings.custom_subject', help: 'subject of the email', maxCharacters: CUSTOM_SUBJECT_MAX_CHARACTERS },
-  { flag: '--custom-message <text>', field: 'notification_settings.custom_message', help: 'message in the email', maxCharacters: CUSTOM_MESSAGE_MAX_CHARACTERS },
+  { flag: '--custom-subject <text>', field: 'notification_settings.custom_subject', help: 'subject of the email' },
+  { flag: '--custom-message <text>', field: 'notification_settings.custom_message', help: 'message in the email' },
   { flag: '--no-instructions', field: 'notification_settings.include_instructions', help: 'leave the login instructions out of the email' },
   ...batchRunFlags(LOGIN_LINKS_FILE_NAME),
   { flag: '--reissue-uncertain', help: 'also generate links an interrupted run may already have generated' },
@@ -36,6 +36,7 @@ export const renew: CommandSpec = {
     { flag: '--from <file>', help: FROM_HELP, complete: 'files', required: true },
     { flag: '--within <duration>', help: 'renew links expiring within this window: 90m, 24h, 7d', default: DEFAULT_WINDOW },
     { flag: '--dry-run', help: 'list what would be generated and why; send nothing' },
+    { flag: '--renew-unknown', help: 'also replace links the ledgers do not know (a terminal asks instead)' },
     ...RUN_FLAGS,
   ],
   examples: [
@@ -45,6 +46,8 @@ export const renew: CommandSpec = {
   notes:
     'Renewing a link stops the earlier one from working. On a terminal it first says how many links it\n' +
     'renews and emails, and asks to continue (--yes skips the question; a pipe or cron is never asked).\n' +
+    'Links handed out at account creation are in the ledger. A link the ledgers do not know is replaced\n' +
+    'only when a person says yes at the terminal, or with --renew-unknown; otherwise it fails (exit 9).\n' +
     'A run killed half-way resumes without generating a link twice; only one run works on a ledger at\n' +
     'a time (exit 10 when another holds it). Exit codes to alert on: see `taxprep help exit-codes`.',
   load: () => import('./renew'),

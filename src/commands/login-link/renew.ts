@@ -1,6 +1,6 @@
 import type { Context } from '../../types';
-import type { LoginLinkItem } from './input';
-import { UsageError } from '../../errors';
+import type { AccountItem } from '../../batch/accountInput';
+import { CliError, EXIT, UsageError } from '../../errors';
 import { LOGIN_LINKS, readLedger, type LedgerView } from '../../batch/ledgers/loginLinks';
 import { createOutput } from '../../output';
 import { writeText } from '../../output/write';
@@ -8,7 +8,9 @@ import { definedOnly } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { confirmBeforeActing } from '../confirmation';
 import { inputOf, runLinkBatch, uncertainError, type BatchPlan } from './batch';
-import { ledgerPathOf } from '../../batch/ledger';
+import { defaultPathOf, ledgerPathOf } from '../../batch/ledger';
+import { ACCOUNTS, readAccountsLedger } from '../../batch/ledgers/accounts';
+import { CREATION_LINK_LIFETIME_MS } from '../../contract/vocabulary';
 import { renewalNow } from './renewalNow';
 import { renewalStatement } from './confirm';
 import { readItems } from './create';
@@ -20,12 +22,20 @@ export interface RenewOptions extends RunFlags {
   from: string;
   withinMs: number;
   dryRun: boolean;
+  /** `--renew-unknown`: also replace links the ledger cannot see, without a person saying yes at the terminal. */
+  renewUnknown: boolean;
 }
 
 export function parseOptions(raw: RawInvocation): RenewOptions {
   if (typeof raw.flags.from !== 'string') throw new UsageError('--from FILE is required: the accounts whose links to keep valid (- for stdin)', { details: { '--from': ['is required'] } });
   const flags = parseRunFlags(renew.flags!, raw.flags);
-  return { ...flags, from: raw.flags.from, withinMs: parseWindow(raw.flags.within ?? DEFAULT_WINDOW, '--within'), dryRun: raw.flags.dryRun === true };
+  return {
+    ...flags,
+    from: raw.flags.from,
+    withinMs: parseWindow(raw.flags.within ?? DEFAULT_WINDOW, '--within'),
+    dryRun: raw.flags.dryRun === true,
+    renewUnknown: raw.flags.renewUnknown === true,
+  };
 }
 
 /** What renewal does with one item, and why. */
@@ -34,17 +44,42 @@ export type Decision =
   | { action: 'skip'; reason: 'fresh'; expiresAt: string }
   | { action: 'hold'; reason: 'uncertain'; intentAt: string };
 
+/** What renewal knows: the login-link ledger, and when the accounts ledger saw this tool create each account. */
+export interface RenewalKnowledge {
+  links: LedgerView;
+  /** `origin|account_id` -> when `accounts create` or `accounts import` made the account. */
+  createdAt: Map<string, string>;
+}
+
+/** The login-link ledger and the creations of the accounts ledger, read without their locks. */
+export async function renewalKnowledge(ctx: Context, options: RunFlags, links?: LedgerView): Promise<RenewalKnowledge> {
+  const [linkLedger, accounts] = await Promise.all([links ?? readLedger(ledgerPathOf(LOGIN_LINKS, ctx, options)), readAccountsLedger(defaultPathOf(ACCOUNTS, ctx.env))]);
+  const createdAt = new Map<string, string>();
+  for (const entry of accounts.accounts()) if (entry.type === 'created') createdAt.set(`${entry.origin}|${entry.account_id}`, entry.at);
+  return { links: linkLedger, createdAt };
+}
+
 /**
- * A link is renewed when the ledger does not know it, or it expires within the window from `now`.
- * An unanswered intent is held back (see `uncertainError`) unless `reissueUncertain`.
+ * The expiry of the primary holder's link handed out at creation, for an account this tool created
+ * before creation links entered the login-link ledger: creation time plus the contract's 7 days.
  */
-export function decide(ledger: LedgerView, origin: string, item: LoginLinkItem, now: Date, withinMs: number, reissueUncertain: boolean): Decision {
+function creationLinkExpiry(knowledge: RenewalKnowledge, origin: string, item: AccountItem): string | undefined {
+  if (item.user_email !== undefined) return undefined;
+  const created = knowledge.createdAt.get(`${origin}|${item.account_id}`);
+  return created === undefined ? undefined : new Date(Date.parse(created) + CREATION_LINK_LIFETIME_MS).toISOString();
+}
+
+/**
+ * A link is renewed when it expires within the window from `now`, or when the ledgers know
+ * nothing of it (`unknown`: its current link, if any, cannot be seen; see `run` for who may
+ * replace it). An unanswered intent is held back (see `uncertainError`) unless `reissueUncertain`.
+ */
+export function decide(knowledge: RenewalKnowledge, origin: string, item: AccountItem, now: Date, withinMs: number, reissueUncertain: boolean): Decision {
   const target = targetOf({ origin }, item);
-  const intent = ledger.uncertainIntent(target);
+  const intent = knowledge.links.uncertainIntent(target);
   if (intent) return reissueUncertain ? { action: 'generate', reason: 'uncertain' } : { action: 'hold', reason: 'uncertain', intentAt: intent.at };
-  const known = ledger.findLink(target);
-  if (!known) return { action: 'generate', reason: 'unknown' };
-  const expiresAt = known.link.expires_at;
+  const expiresAt = knowledge.links.findLink(target)?.link.expires_at ?? creationLinkExpiry(knowledge, origin, item);
+  if (expiresAt === undefined) return { action: 'generate', reason: 'unknown' };
   const expiresMs = Date.parse(expiresAt);
   if (expiresMs <= now.getTime()) return { action: 'generate', reason: 'expired', expiresAt };
   if (expiresMs <= now.getTime() + withinMs) return { action: 'generate', reason: 'expiring', expiresAt };
@@ -56,34 +91,42 @@ export async function run(ctx: Context, options: RenewOptions): Promise<number> 
   const now = renewalNow(ctx);
   if (options.dryRun) {
     const settings = await ctx.settings();
-    await printPlan(ctx, await planRenewal(ctx, options, new URL(settings.baseUrl).origin, items, now));
+    await printPlan(ctx, options, await planRenewal(ctx, options, new URL(settings.baseUrl).origin, items, now));
     return 0;
   }
   const session = await openSession(ctx);
   // One question for the whole run, before the ledger's lock is taken; the plan is made again under the lock.
-  await confirmBeforeActing(ctx, options.yes, async () => {
+  const answeredYes = await confirmBeforeActing(ctx, options.yes, async () => {
     const planned = await planRenewal(ctx, options, session.origin, items, now);
     return renewalStatement(ctx, options, planned.map(({ decision }) => decision));
   });
-  return withLedger(ctx, options, (ledger) => {
+  // Replacing a link nobody here can see takes a person's yes at the terminal, or --renew-unknown (--yes is not enough).
+  const renewUnknown = options.renewUnknown || answeredYes;
+  return withLedger(ctx, options, async (ledger) => {
+    const knowledge = await renewalKnowledge(ctx, options, ledger);
     const plan: BatchPlan = { send: [], settled: [] };
     for (const item of items) {
-      const decision = decide(ledger, session.origin, item, now, options.withinMs, options.reissueUncertain);
-      if (decision.action === 'generate') plan.send.push(item);
+      const decision = decide(knowledge, session.origin, item, now, options.withinMs, options.reissueUncertain);
+      if (decision.action === 'generate' && decision.reason === 'unknown' && !renewUnknown) plan.settled.push({ kind: 'failed', item, error: unknownLinkError(item) });
+      else if (decision.action === 'generate') plan.send.push(item);
       else if (decision.action === 'skip') plan.settled.push({ kind: 'skipped', item, reason: 'fresh', expiresAt: decision.expiresAt });
       else plan.settled.push({ kind: 'failed', item, error: uncertainError(item, decision.intentAt) });
     }
-    return runLinkBatch(session, ledger, plan, options);
+    const exitCode = await runLinkBatch(session, ledger, plan, options);
+    const unknown = plan.settled.flatMap((outcome) => (outcome.kind === 'failed' && outcome.error instanceof UnknownLinkError ? [outcome.item.account_id] : []));
+    // Said after the summary, so that the mail of a cron run says what to do, not only the code.
+    if (unknown.length > 0) await createOutput(ctx).note(unknownNote(unknown, false));
+    return exitCode;
   });
 }
 
 /** What renewal would do with each item, read from the ledger without its lock (a dry run, the terminal's question). */
-async function planRenewal(ctx: Context, options: RenewOptions, origin: string, items: LoginLinkItem[], now: Date) {
-  const ledger = await readLedger(ledgerPathOf(LOGIN_LINKS, ctx, options));
-  return items.map((item) => ({ item, decision: decide(ledger, origin, item, now, options.withinMs, options.reissueUncertain) }));
+async function planRenewal(ctx: Context, options: RenewOptions, origin: string, items: AccountItem[], now: Date) {
+  const knowledge = await renewalKnowledge(ctx, options);
+  return items.map((item) => ({ item, decision: decide(knowledge, origin, item, now, options.withinMs, options.reissueUncertain) }));
 }
 
-async function printPlan(ctx: Context, planned: Array<{ item: LoginLinkItem; decision: Decision }>): Promise<void> {
+async function printPlan(ctx: Context, options: RenewOptions, planned: Array<{ item: AccountItem; decision: Decision }>): Promise<void> {
   const out = createOutput(ctx);
   const counts = { generate: 0, skip: 0, hold: 0 };
   for (const { item, decision } of planned) {
@@ -98,4 +141,35 @@ async function printPlan(ctx: Context, planned: Array<{ item: LoginLinkItem; dec
     await writeText(ctx.io.stdout, `${cells.join(out.forPeople ? '  ' : '\t')}\n`);
   }
   await out.note(`dry run: ${counts.generate} to generate, ${counts.skip} fresh, ${counts.hold} uncertain; nothing was sent`);
+  const unknown = planned.filter(({ decision }) => decision.action === 'generate' && decision.reason === 'unknown').map(({ item }) => item.account_id);
+  if (unknown.length > 0) await out.note(unknownNote(unknown, options.renewUnknown));
+}
+
+/**
+ * The dry run's word on `unknown` items: a real run replaces a link it cannot see (one handed out
+ * elsewhere, or before this machine kept a ledger), so it asks first, or needs --renew-unknown.
+ */
+function unknownNote(accounts: readonly number[], renewUnknown: boolean): string {
+  const shown = accounts.slice(0, MAX_NAMED_UNKNOWN).join(', ');
+  const more = accounts.length > MAX_NAMED_UNKNOWN ? ` and ${accounts.length - MAX_NAMED_UNKNOWN} more` : '';
+  const who = `${accounts.length} account${accounts.length === 1 ? '' : 's'} unknown to the ledgers (${shown}${more})`;
+  return renewUnknown
+    ? `${who}: their current links, which taxprep cannot see, would be replaced and stop working.`
+    : `${who}: renewing would replace links taxprep cannot see; on a terminal it asks first, in a pipe it needs --renew-unknown.`;
+}
+
+/** How many unknown accounts the dry run's note names before counting the rest. */
+const MAX_NAMED_UNKNOWN = 10;
+
+/** A link the ledgers know nothing of, left alone: nobody said to replace it. */
+export class UnknownLinkError extends CliError {
+  readonly exitCode = EXIT.PARTIAL;
+  readonly code = 'LINK_UNKNOWN';
+}
+
+function unknownLinkError(item: AccountItem): UnknownLinkError {
+  return new UnknownLinkError('the ledgers know no link for this user, so its current link (if any) cannot be seen; it was not replaced', {
+    details: { account_id: item.account_id },
+    hint: 'Check with `taxprep login-link renew --dry-run`, then re-run with --renew-unknown to replace those links.',
+  });
 }

@@ -1,8 +1,10 @@
 import { redactApiKey } from '../../contract/apiKeys';
 import type { Context } from '../../types';
 import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL } from '../../config/settings';
-import { CliError, UsageError, type ExitCode } from '../../errors';
-import { checkKey } from '../../api/keyCheck';
+import { CliError, NetworkError, NotTheApiError, UsageError, type ExitCode } from '../../errors';
+import { notTheApiWith } from '../../api/errors';
+import { BASE_PATH } from '../../contract/version';
+import { checkKey, type KeyCheck } from '../../api/keyCheck';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
 import { parseNameArgument, profileView } from './view';
@@ -64,13 +66,25 @@ async function verifyKey(ctx: Context, name: string, baseUrl: string, apiKey: st
   const { check, error } = await checkKey(api);
   if (error === undefined) return;
   const kept = oldKey === undefined ? 'nothing was stored' : `profile "${name}" keeps its key ${redactApiKey(oldKey)}`;
+  // A base URL that is not the API: storing it unchecked (--no-verify) would only keep a broken profile.
+  if (error instanceof NotTheApiError) throw notTheApiWith(error.details ?? {}, `Give --base-url the service's address, ending in ${BASE_PATH}.`, `; ${kept}`);
   const answer = check.status === null ? error.message : `${check.request}: HTTP ${check.status}${check.code ? ` ${check.code}` : ''}`;
   const what = check.result === 'refused' ? `the service refused the key ${redactApiKey(apiKey)} (${answer})` : `the key ${redactApiKey(apiKey)} could not be checked (${answer})`;
-  throw new KeyNotStoredError(error.code, error.exitCode, `${what}; ${kept}`, {
-    details: error.details,
-    hint: check.result === 'refused' ? 'Check the key (paste it again exactly as the service operator gave it) and the base URL.' : `${error.hint ?? ''} To store the key without checking it, add --no-verify.`.trim(),
-    cause: error,
-  });
+  throw new KeyNotStoredError(error.code, error.exitCode, `${what}; ${kept}`, { details: error.details, hint: notStoredHint(error, check.result, baseUrl), cause: error });
+}
+
+/**
+ * What to do about a key that was not stored, by its cause: an expired key needs a new one (pasting
+ * it again cannot help); a refused one, a look at the key; a check that failed, at the address
+ * given here (not at `whoami`, which shows the profile in use, maybe another one).
+ */
+export function notStoredHint(error: CliError, result: KeyCheck['result'], baseUrl: string): string {
+  if (error.code === 'EXPIRED_API_KEY') return 'The key has expired: ask the service operator for a new key, then run this command again with it.';
+  if (result === 'refused') return 'Check the key (paste it again exactly as the service operator gave it) and the base URL.';
+  // A hint sending the user to `whoami` (the settings in use) is replaced: the address at fault is the one given here.
+  const pointsAtSettings = error instanceof NetworkError && (error.hint ?? '').includes('taxprep whoami');
+  const check = pointsAtSettings ? `Check that ${baseUrl} is the service's address and can be reached (and any HTTPS_PROXY / NO_PROXY settings).` : (error.hint ?? '');
+  return `${check} To store the key without checking it, add --no-verify.`.trim();
 }
 
 /** Why the key was not stored, with the code and exit code of what the service (or the network) said. */

@@ -1,10 +1,10 @@
 import type { Context } from '../../types';
 import { EXIT } from '../../errors';
-import { formatDuration, parseDuration } from '../../lib/duration';
+import { bareNumberNote, formatDuration, parseDuration } from '../../lib/duration';
 import { applyObservations, emptySnapshot, type Snapshot } from '../../follow/changes';
 import { observeStatus } from '../../follow/pass';
 import { printChanges } from '../../follow/print';
-import { createOutput, dateColumn, freeText, label, type Output } from '../../output';
+import { createOutput, dateColumn, label, wrapped, type Output } from '../../output';
 import { writeText } from '../../output/write';
 import { flagConflict, parseId } from '../parseFlags';
 import type { RawInvocation } from '../types';
@@ -21,7 +21,7 @@ const MIN_INTERVAL_MS = parseDuration(MIN_WATCH_INTERVAL)!;
 
 function durationFlag(value: unknown, flag: string, minimumMs: number, rule: string): number {
   const ms = typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || ms < minimumMs) throw flagConflict(`${flag} must be ${rule} (got ${JSON.stringify(String(value))})`);
+  if (ms === undefined || ms < minimumMs) throw flagConflict(`${flag} must be ${rule} (got ${JSON.stringify(String(value))})${typeof value === 'string' ? bareNumberNote(value) : ''}`);
   return ms;
 }
 
@@ -128,7 +128,7 @@ async function printProject(out: Output, project: ProjectStatus): Promise<void> 
   ]);
   if (items.length === 0) return;
   await out.table(
-    [label('Type'), 'Priority', freeText('Description'), dateColumn('Requested')],
+    [label('Type'), 'Priority', wrapped('Description'), dateColumn('Requested')],
     items.map((item) => [format.text(item.type), format.status(item.priority), format.text(item.description), format.date(item.requested_at)]),
     'Outstanding items',
   );

@@ -190,9 +190,9 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
 
 /** The document the mock would serve at `{base_url}/openapi.json`, for the address the flags give. */
 async function printOpenApi(ctx: Context, options: ServeOptions): Promise<number> {
-  const [{ openApiDocument }, { DEFAULT_HOST, DEFAULT_PORT, baseUrlOf }] = await Promise.all([import('../../contract/openapi'), import('../../mock/server')]);
+  const [{ openApiDocument }, { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_UPLOAD_MAX_BYTES, baseUrlOf }] = await Promise.all([import('../../contract/openapi'), import('../../mock/server')]);
   const baseUrl = baseUrlOf(options.host ?? DEFAULT_HOST, options.port ?? DEFAULT_PORT);
-  ctx.io.stdout.write(`${JSON.stringify(openApiDocument({ baseUrl }), null, 2)}\n`);
+  ctx.io.stdout.write(`${JSON.stringify(openApiDocument({ baseUrl, uploadMaxBytes: options.uploadMaxBytes ?? DEFAULT_UPLOAD_MAX_BYTES }), null, 2)}\n`);
   return 0;
 }
 

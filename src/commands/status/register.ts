@@ -16,6 +16,9 @@ export const status: CommandSpec = {
     'Accounts looked at: those the deliverable list names, those of --accounts, and those the login-link\n' +
     'ledger knows for this service; the summary on stderr says how many of each, and which the service\n' +
     'would not show. Outstanding items: highest priority, then oldest first (priorities other than high\n' +
-    'and medium after those two, in the order first seen).',
+    'and medium after those two, in the order first seen).\n' +
+    'Requests: the deliverable list (one per 100 deliverables), then per account looked at its project list\n' +
+    'and the status of each project waiting on the client: 1 + accounts + waiting projects at least, all\n' +
+    'reads, paced by the rate limit. --verbose shows each request.',
   load: () => import('./status'),
 };

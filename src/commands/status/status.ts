@@ -1,12 +1,13 @@
 import type { ApiClient, ApiResponse } from '../../api/types';
 import { ApiError, EXIT } from '../../errors';
 import { formatDuration } from '../../lib/duration';
-import { createOutput, dateColumn, freeText, label, type Output } from '../../output';
+import { createOutput, dateColumn, freeText, label, wrapped, type Output } from '../../output';
 import { csvRow } from '../../output/csv';
 import { writeText } from '../../output/write';
 import { addOrigin, countFrom, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
 import { expiringLinks, sortByPriority } from '../../follow/attention';
 import { numberOrNull, stringOrNull } from '../../follow/pass';
+import { hookTroubles } from '../../hooks/attention';
 import type { Context } from '../../types';
 import { ledgerPathOf } from '../../batch/ledger';
 import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
@@ -77,6 +78,8 @@ export interface StatusDocument {
     /** Accounts the service would not show (`ACCOUNT_NOT_FOUND`, `ACCESS_DENIED`): not covered. */
     not_covered: Array<{ account_id: number; code: string }>;
   };
+  /** When each section read the service, oldest reading first (ISO; null when it read nothing); login links come from the local ledger. */
+  read_at: { deliverables_ready: string | null; waiting_on_client: string | null };
   took_ms: number;
 }
 
@@ -105,13 +108,16 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
     }
   };
 
+  const readAt = { deliverables_ready: ctx.clock.now().toISOString(), waiting_on_client: null as string | null };
   const ready = await readDeliverables(api, paced, sources, signal);
   const waiting: StatusDocument['waiting_on_client'] = [];
   const notCovered: StatusDocument['accounts']['not_covered'] = [];
   const accounts = [...sources.origins.keys()].sort((a, b) => a - b);
   await runPool(accounts, CONCURRENCY, signal, async (account) => {
     try {
+      const askedAt = ctx.clock.now().toISOString();
       const list = await paced(() => api.call('listProjects', { params: { account_id: account }, signal }));
+      if (readAt.waiting_on_client === null || askedAt < readAt.waiting_on_client) readAt.waiting_on_client = askedAt;
       for (const project of list.data.projects.filter((candidate) => candidate.status === 'waiting_on_client')) {
         const projectId = numberOrNull(project.id);
         if (projectId === null) continue;
@@ -148,13 +154,16 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
       from_ledgers: countFrom(sources, 'ledger'),
       not_covered: notCovered.sort((a, b) => a.account_id - b.account_id),
     },
+    read_at: readAt,
     took_ms: ctx.clock.now().getTime() - started,
   };
   const out = createOutput(ctx);
-  if (ctx.globals.json) await out.json(document);
+  const hooks = await hookTroubles(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl });
+  if (ctx.globals.json) await out.json({ ...document, hooks_needing_attention: hooks });
   else if (options.csv) await printCsv(ctx, document);
   else await printSections(out, document);
-  if (!ctx.globals.json) await out.note(coverageLine(document, sources, options.accountsFile));
+  if (!ctx.globals.json) await out.note(coverageLine(document, sources, options.accountsFile, ctx.clock.now()));
+  if (!ctx.globals.json) for (const trouble of hooks) await out.note(`hooks: ${trouble.hook} (${trouble.target}) is ${trouble.problem}`);
   return EXIT.OK;
 }
 
@@ -224,7 +233,7 @@ async function printSections(out: Output, document: StatusDocument): Promise<voi
   await section(
     'waiting',
     SECTION_TITLES.waiting,
-    ['Account', 'Project', 'Priority', label('Type', { drop: 1 }), freeText('Outstanding item'), dateColumn('Requested')],
+    ['Account', 'Project', 'Priority', label('Type', { drop: 1 }), wrapped('Outstanding item'), dateColumn('Requested')],
     document.waiting_on_client.map((row) => [
       String(row.account_id),
       String(row.project_id),
@@ -253,12 +262,17 @@ async function printCsv(ctx: Context, document: StatusDocument): Promise<void> {
   await writeText(ctx.io.stdout, rows.map(csvRow).join(''));
 }
 
-/** `looked at 7 accounts (...) in 1.2s; not covered: 999999 (ACCOUNT_NOT_FOUND)`. */
-function coverageLine(document: StatusDocument, sources: AccountSources, accountsFile: string | undefined): string {
+/**
+ * `looked at 7 accounts (...) in 1.2s; not covered: 999999 (ACCOUNT_NOT_FOUND); read 3s ago at
+ * the oldest (deliverables), ...`: what was read, and how old each section's oldest reading is.
+ */
+function coverageLine(document: StatusDocument, sources: AccountSources, accountsFile: string | undefined, now: Date): string {
   const missing = document.accounts.not_covered;
+  const age = (at: string | null) => (at === null ? 'nothing to read' : `read ${formatDuration(Math.max(0, now.getTime() - Date.parse(at)))} ago`);
   return (
     `status: looked at ${document.accounts.looked_at} of ${describeSources(sources, accountsFile)} in ${formatDuration(document.took_ms)}` +
     (missing.length === 0 ? '' : `; not covered: ${missing.map((entry) => `${entry.account_id} (${entry.code})`).join(', ')}`) +
-    '. Accounts in none of these places are not shown.'
+    `. Deliverables ${age(document.read_at.deliverables_ready)}, waiting projects ${age(document.read_at.waiting_on_client)} at the oldest, login links from the local ledger. ` +
+    'Accounts in none of these places are not shown.'
   );
 }

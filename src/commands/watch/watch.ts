@@ -1,14 +1,18 @@
 import { EXIT } from '../../errors';
 import { formatDuration } from '../../lib/duration';
 import { createOutput, type Output } from '../../output';
+import { createStatusLine } from '../../output/statusLine';
 import { sanitizeLine } from '../../output/sanitize';
 import { addOrigin, describeSources, gatherAccounts, type AccountSources } from '../../follow/accounts';
 import { applyObservations } from '../../follow/changes';
 import { printChanges } from '../../follow/print';
 import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
-import { accountReadAt, formatBudget, parseBudget, DEFAULT_BUDGET, type Budget } from '../../follow/planner';
-import { defaultStatePath, freshState, readState, stageState, type WatchState } from '../../follow/state';
-import type { Context } from '../../types';
+import { changeBoundMs, formatBudget, fullLookRequests, parseBudget, passRequests, planTasks, DEFAULT_BUDGET, type Budget, type Task } from '../../follow/planner';
+import { defaultStatePath, freshState, readState, stagePass, type PassRecord, type WatchState } from '../../follow/state';
+import { crashPoint } from '../../lib/crashPoints';
+import { openWatchHooks, type WatchHooks } from '../../hooks/watchHooks';
+import type { ApiClient } from '../../api/types';
+import type { Context, ResolvedSettings } from '../../types';
 import type { RawInvocation } from '../types';
 
 export interface WatchOptions {
@@ -38,16 +42,32 @@ export function parseOptions(raw: RawInvocation): WatchOptions {
 
 /**
  * `taxprep watch`: passes that each read what the budget allows (see src/follow/), compare it
- * with the last look and print only the changes. Each pass's state is written beside the state
- * file before its changes are printed and put in place right after, so a kill before the print
- * loses nothing (the next run finds the same changes) and one after it repeats nothing.
+ * with the last look and print only the changes, then record them as seen (`printAndRecord`):
+ * every change is printed at least once, and a kill between a print and its commit repeats that
+ * pass's changes once.
  */
 export async function run(ctx: Context, options: WatchOptions): Promise<number> {
-  const out = createOutput(ctx);
   const settings = await ctx.settings();
   const api = await ctx.api();
   const statePath = options.statePath ?? defaultStatePath(ctx.env, settings.profileName, settings.baseUrl);
   const saved = await readState(statePath, { baseUrl: settings.baseUrl }, { reset: options.resetState });
+  const hooks = await openWatchHooks(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl }, (message) => createOutput(ctx).note(message), { background: !options.once, signal: ctx.interrupted(), recordedPass: saved?.outbox_pass });
+  let finished = false;
+  try {
+    const code = await watchPasses(ctx, options, { api, statePath, saved, settings, hooks });
+    finished = code === EXIT.OK;
+    return code;
+  } finally {
+    // --once sends what is due before it exits; a stopped watch leaves it for the next run.
+    await hooks.close({ sweep: finished && options.once });
+  }
+}
+
+async function watchPasses(
+  ctx: Context,
+  options: WatchOptions,
+  { api, statePath, saved, settings, hooks }: { api: ApiClient; statePath: string; saved: WatchState | undefined; settings: ResolvedSettings; hooks: WatchHooks },
+): Promise<number> {
   const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   let state: WatchState = saved ?? freshState(settings.baseUrl, settings.profileName, ctx.clock.now());
   // The first look is a baseline: recorded, not reported (unless --initial asks for it).
@@ -55,21 +75,32 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const budget = { ...options.budget };
   const sentAt = state.sent.map(Date.parse).filter(Number.isFinite);
   const signal = ctx.interrupted();
+  // What a person is told (a terminal, or --verbose); a pipe and cron hear only of changes.
+  const tellsPerson = ctx.io.stderrIsTTY || ctx.globals.verbose;
+  const coverageLine = createStatusLine(ctx.io.stderr, ctx.io.stderrIsTTY && !ctx.globals.verbose, ctx.io.columns);
+  // Each message and print gets an output made at that moment: its relative times ("2 minutes ago") are as of then.
+  const note = async (message: string) => {
+    coverageLine.end();
+    await createOutput(ctx).note(message);
+  };
+  const followed = () => [...sources.origins.keys()].filter((account) => !(account in state.unknown_accounts));
   let notedKeyLimit = false;
 
+  if (tellsPerson) await note(opening(state, followed(), sources, options, baseline || saved === undefined, budget));
   for (;;) {
     let pass: PassResult;
     try {
-      const accounts = [...sources.origins.keys()].filter((account) => !(account in state.unknown_accounts));
-      pass = await runPass({ api, clock: ctx.clock, snapshot: state.snapshot, accounts, budget, sentAt, waitForSlots: !options.once, signal });
+      const accounts = followed();
+      const maxRequests = options.once ? budget.requests : passRequests(fullLookRequests(state.snapshot, accounts), budget);
+      pass = await runPass({ api, clock: ctx.clock, snapshot: state.snapshot, accounts, budget, sentAt, waitForSlots: !options.once, maxRequests, signal });
     } catch (error) {
-      if (signal.aborted) return stopped(out, statePath);
+      if (signal.aborted) return stopped(note, statePath);
       if (options.once || !isPassingTrouble(error)) throw error;
-      await out.note(`watch: this pass failed (${sanitizeLine(error.message)}); trying again within ${formatDuration(budget.windowMs / budget.requests)}`);
+      await note(`watch: this pass failed (${sanitizeLine(error.message)}); trying again within ${formatDuration(budget.windowMs / budget.requests)}`);
       try {
         await ctx.clock.sleep(budget.windowMs / budget.requests, signal);
       } catch {
-        return stopped(out, statePath);
+        return stopped(note, statePath);
       }
       continue;
     }
@@ -85,57 +116,107 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
       sent: sentAt.filter((at) => at > Date.parse(seenAt) - budget.windowMs).map((at) => new Date(at).toISOString()),
       unknown_accounts: { ...state.unknown_accounts, ...Object.fromEntries(newlyUnknown.map(([account, code]) => [String(account), code])) },
     };
-    const staged = await stageState(statePath, state);
-    await printChanges(out, ctx.globals.json, changes);
-    await staged.commit();
+    if (changes.length > 0) coverageLine.end();
+    // Queued for the hooks first, under a pass the state names: recorded as seen by the same rename.
+    const outboxPass = await hooks.queue(changes);
+    state = { ...state, outbox_pass: outboxPass };
+    await printAndRecord(createOutput(ctx), ctx.globals.json, statePath, { state, changes });
+    await hooks.committed(outboxPass);
+    // After the first pass, what is read for the first time is still recorded, not reported (see applyObservations).
     baseline = false;
 
     for (const [account, code] of newlyUnknown) {
       const line = sources.fileLines.get(account);
-      await out.note(`warning: account ${account}${line === undefined ? '' : ` (${line})`}: ${code}; it is left out from now on (--reset-state to try it again)`);
+      await note(`warning: account ${account}${line === undefined ? '' : ` (${line})`}: ${code}; it is left out from now on (--reset-state to try it again)`);
     }
     // The key's limit is read as the contract's, per minute, and scaled to the budget's window.
     const keyAllows = pass.keyLimit === undefined ? undefined : Math.max(1, Math.floor((pass.keyLimit * budget.windowMs) / 60_000));
     if (keyAllows !== undefined && keyAllows < budget.requests && !notedKeyLimit) {
       notedKeyLimit = true;
       budget.requests = keyAllows;
-      await out.note(`watch: the key allows ${pass.keyLimit} requests a minute; budget lowered to ${formatBudget(budget)}`);
+      await note(`watch: the key allows ${pass.keyLimit} requests a minute; budget lowered to ${formatBudget(budget)}`);
     }
     if (pass.rateLimited !== undefined) {
       budget.requests = Math.max(1, Math.floor(budget.requests / 2));
-      await out.note(`watch: the service answered 429 (${pass.rateLimited.code}); pace lowered to ${formatBudget(budget)}`);
+      await note(`watch: the service answered 429 (${pass.rateLimited.code}); pace lowered to ${formatBudget(budget)}`);
     }
-    // Cron mails whatever is printed: a quiet --once run prints nothing, freshness included, but a
-    // person who runs it twice in a minute is told why the second run read nothing.
-    if (pass.requests === 0 && ctx.io.stderrIsTTY) {
-      await out.note(`watch: the budget of ${formatBudget(budget)} is spent by requests of the last ${formatDuration(budget.windowMs)}; nothing was read`);
+    // A person who runs --once twice in a minute is told why the second run read nothing.
+    if (pass.requests === 0 && tellsPerson) {
+      await note(`watch: the budget of ${formatBudget(budget)} is spent by requests of the last ${formatDuration(budget.windowMs)}; nothing was read`);
     }
-    if (pass.tasksLeft > 0 && (!options.once || changes.length > 0)) await out.note(freshness(state, sources, pass, options.accountsFile, ctx.clock.now(), budget));
+    // Cron mails whatever is printed: a quiet --once run in a pipe prints nothing, coverage
+    // included; with changes from part of a look, the coverage says how much was read.
+    if (tellsPerson || (options.once && changes.length > 0 && pass.requests < fullLookRequests(state.snapshot, followed()))) {
+      const line = coverage(state, followed(), pass, budget, ctx.clock.now());
+      if (ctx.io.stderrIsTTY && !ctx.globals.verbose && !options.once) coverageLine.show(line);
+      else await note(line);
+    }
     if (options.once) return EXIT.OK;
   }
 }
 
-async function stopped(out: Output, statePath: string): Promise<number> {
-  await out.note(`watch: stopped; every change printed is recorded in ${statePath}`);
+/**
+ * A pass's changes printed, then recorded as seen by the one durable step of src/follow/state.ts
+ * (`stagePass`). Printed first: a kill before the commit loses nothing (the next run finds the
+ * same changes) and a kill between the print and the commit repeats them once.
+ */
+async function printAndRecord(out: Output, json: boolean, statePath: string, record: PassRecord): Promise<void> {
+  const staged = await stagePass(statePath, record);
+  crashPoint('watch.before-print');
+  await printChanges(out, json, record.changes);
+  crashPoint('watch.after-print');
+  await staged.commit();
+  crashPoint('watch.after-commit');
+}
+
+async function stopped(note: (message: string) => Promise<void>, statePath: string): Promise<number> {
+  await note(`watch: stopped; every change printed is recorded in ${statePath}`);
   return EXIT.INTERRUPTED;
 }
 
-/** How fresh the look is when a pass could not cover it all: how many accounts, and the oldest data. */
-function freshness(state: WatchState, sources: AccountSources, pass: PassResult, accountsFile: string | undefined, now: Date, budget: Budget): string {
-  const accounts = [...sources.origins.keys()].filter((account) => !(account in state.unknown_accounts));
-  const readAt = accounts.map((account) => ({ account, at: accountReadAt(state.snapshot, account) }));
-  const unread = readAt.filter(({ at }) => at === undefined);
-  const read = readAt.filter((entry): entry is { account: number; at: string } => entry.at !== undefined).sort((a, b) => a.at.localeCompare(b.at));
-  const oldest = read[0];
-  // Accounts never listed have projects not planned yet: as many, guessed, as the listed ones have.
-  const listed = Object.values(state.snapshot.accounts).filter((account) => account.listed_at !== undefined).length;
-  const neverListed = accounts.filter((account) => state.snapshot.accounts[account]?.listed_at === undefined).length;
-  const projectsPerAccount = listed === 0 ? 0 : Object.keys(state.snapshot.projects).length / listed;
-  const passes = Math.ceil((pass.tasksLeft + neverListed * projectsPerAccount) / budget.requests);
+/** What a watch on a terminal is about to do: a baseline or a look for changes, over how many accounts, within what bound, and how to stop it. */
+function opening(state: WatchState, accounts: number[], sources: AccountSources, options: WatchOptions, first: boolean, budget: Budget): string {
+  const fullLook = fullLookRequests(state.snapshot, accounts);
+  const what = first
+    ? options.initial
+      ? 'a first look, reporting everything it finds'
+      : 'recording a baseline (what is read for the first time is recorded, not reported; then changes)'
+    : 'looking for changes since the last look';
+  const over = `${describeSources(sources, options.accountsFile)}${sources.origins.size === 0 || first ? ', and those the deliverable list names' : ''}`;
+  // Before the accounts' lists were read their projects are not known, nor the bound: the pass lines say it then.
+  const unlisted = planTasks(state.snapshot, accounts).some((task) => task.kind === 'projects' && task.readAt === '');
+  const bound = unlisted
+    ? `budget ${formatBudget(budget)}; a full look is ${fullLook} requests and one per project, and the bound on how soon a change is reported follows from it`
+    : `budget ${formatBudget(budget)}; a full look is ${fullLook} request${fullLook === 1 ? '' : 's'}, so every change is reported within ${formatDuration(changeBoundMs(fullLook, budget))} of happening${options.once ? ' (with runs that use the budget)' : ''}`;
+  return `watch: ${what}, over ${over}; ${bound}. ${options.once ? 'One pass.' : 'Ctrl-C stops it.'}`;
+}
+
+/** What a pass read, and how complete and fresh the look now is: the counts add up to the full look. */
+function coverage(state: WatchState, accounts: number[], pass: PassResult, budget: Budget, now: Date): string {
+  const { observations } = pass;
+  const tasks = planTasks(state.snapshot, accounts);
+  const fullLook = fullLookRequests(state.snapshot, accounts);
+  const unread = fullLook - tasks.filter((task) => task.readAt !== '').length;
+  const oldest = tasks.find((task) => task.readAt !== '');
+  const read = [
+    counted(observations.deliverablePagesRead?.length ?? 0, 'deliverable page'),
+    counted(observations.projectLists.length + pass.unknownAccounts.size, 'project list'),
+    counted(observations.projectStatuses.length + pass.goneProjects.length, 'project status', 'project statuses'),
+  ].filter((part) => !part.startsWith('0 '));
+  const age = oldest === undefined ? '' : `, oldest ${formatDuration(Math.max(0, now.getTime() - Date.parse(oldest.readAt)))} old (${describeTask(oldest)})`;
+  // Most telling first: a line rewritten in place is cut at the terminal's width.
   return (
-    `watch: this pass sent ${pass.requests} request${pass.requests === 1 ? '' : 's'} (budget ${formatBudget(budget)}) and could not cover everything: ` +
-    `${describeSources(sources, accountsFile)}; ${read.length} read in full, ${unread.length} not yet` +
-    (oldest === undefined ? '' : `; the oldest data is ${formatDuration(now.getTime() - Date.parse(oldest.at))} old (account ${oldest.account})`) +
-    `; about ${passes} more pass${passes === 1 ? '' : 'es'} to read the rest`
+    `watch: full look ${fullLook} requests, ${unread === 0 ? 'all read' : `${fullLook - unread} read, ${unread} not yet`}${age}; ` +
+    `changes within ${formatDuration(changeBoundMs(fullLook, budget))} at ${formatBudget(budget)}; ` +
+    `this pass read ${counted(pass.requests, 'request')}${read.length === 0 ? '' : ` (${read.join(', ')})`}`
   );
+}
+
+function counted(count: number, singular: string, plural = `${singular}s`): string {
+  return `${count} ${count === 1 ? singular : plural}`;
+}
+
+function describeTask(task: Task): string {
+  if (task.kind === 'deliverables') return `the deliverable list${task.page === 0 ? '' : `, page ${task.page + 1}`}`;
+  return task.kind === 'projects' ? `account ${task.account_id}'s project list` : `project ${task.project_id}'s status`;
 }

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { email, pathId } from '../../contract';
 import { loginLinkState } from '../loginLinks';
 import type { MockState } from '../state';
+import { indexesOf } from '../indexes';
 import { control } from './control';
 
 /** Controls that show what the service received and what it would have sent. */
@@ -83,5 +84,5 @@ const listLoginLinks = control({
 export const observeControls = [listRequests, clearRequests, listOutbox, clearOutbox, listLoginLinks];
 
 function emailOfUser(state: MockState, userId: number): string {
-  return state.users.find((user) => user.id === userId)?.email ?? '';
+  return indexesOf(state).user(userId)?.email ?? '';
 }

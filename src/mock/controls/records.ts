@@ -17,6 +17,7 @@ import { deliverableListItemOf, projectOfDeliverable } from '../routes/deliverab
 import { documentOf } from '../routes/documents';
 import { projectStatusOf } from '../routes/projects';
 import type { AccountRecord, DocumentRecord, MockState, OutstandingItemRecord, ProjectRecord } from '../state';
+import { indexesOf } from '../indexes';
 import { control, idParams, unknownRecord } from './control';
 
 /** Controls that move the service's records where a real back office would: statuses, progress, items, deliverables. */
@@ -125,7 +126,7 @@ const addDeliverable = control({
   async handle({ params, body }, deps) {
     const { state } = deps.store;
     const project = findProject(state, params.project_id);
-    const existing = state.deliverables.find((deliverable) => deliverable.project_id === project.id);
+    const existing = indexesOf(state).deliverableOfProject(project.id);
     if (existing) {
       throw new MockError('DELIVERABLE_EXISTS', `Project ${project.id} already has deliverable ${existing.id}; update it instead.`, {
         project_id: project.id,
@@ -152,7 +153,7 @@ const updateDeliverable = control({
     })
     .refine(atLeastOneField, NOTHING_TO_CHANGE),
   async handle({ params, body, reply }, deps) {
-    const deliverable = deps.store.state.deliverables.find((candidate) => candidate.id === params.deliverable_id);
+    const deliverable = indexesOf(deps.store.state).deliverable(params.deliverable_id);
     if (!deliverable) throw unknownRecord('deliverable', params.deliverable_id, reply);
     Object.assign(deliverable, body);
     await deps.store.commit();
@@ -187,19 +188,19 @@ export const recordControls = [
 
 /** Controls see every partner's records; ids they do not know get the contract's own not-found codes. */
 function findAccount(state: MockState, accountId: number): AccountRecord {
-  const account = state.accounts.find((candidate) => candidate.id === accountId);
+  const account = indexesOf(state).account(accountId);
   if (!account) throw new MockError('ACCOUNT_NOT_FOUND', `No account with id ${accountId} exists.`, { account_id: accountId });
   return account;
 }
 
 function findProject(state: MockState, projectId: number): ProjectRecord {
-  const project = state.projects.find((candidate) => candidate.id === projectId);
+  const project = indexesOf(state).project(projectId);
   if (!project) throw new MockError('PROJECT_NOT_FOUND', `No project with id ${projectId} exists.`, { project_id: projectId });
   return project;
 }
 
 function findDocument(state: MockState, documentId: number): DocumentRecord {
-  const document = state.documents.find((candidate) => candidate.id === documentId);
+  const document = indexesOf(state).document(documentId);
   if (!document) throw new MockError('DOCUMENT_NOT_FOUND', `No document with id ${documentId} exists.`, { document_id: documentId });
   return document;
 }

@@ -3,6 +3,7 @@ import { ownedAccount } from '../access';
 import type { MockDeps } from '../deps';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
+import { indexesOf } from '../indexes';
 import { issueLoginLink } from '../loginLinks';
 import { sendSpouseInvitation } from '../outbox';
 import type { AccountRecord, MockState, PartnerRecord, UserRecord } from '../state';
@@ -14,10 +15,8 @@ export function sameEmail(a: string, b: string): boolean {
 
 /** The account already using `email`, as a primary holder or a spouse, under any partner. */
 function accountUsingEmail(state: MockState, email: string): number | undefined {
-  return (
-    state.users.find((user) => sameEmail(user.email, email))?.account_id ??
-    state.accounts.find((account) => sameEmail(account.email, email))?.id
-  );
+  const indexes = indexesOf(state);
+  return indexes.usersWithEmail(email)[0]?.account_id ?? indexes.accountsWithEmail(email)[0]?.id;
 }
 
 /**
@@ -27,7 +26,7 @@ function accountUsingEmail(state: MockState, email: string): number | undefined 
 function rejectDuplicate(state: MockState, partner: PartnerRecord, email: string): void {
   const existing = accountUsingEmail(state, email);
   if (existing === undefined) return;
-  if (state.accounts.find((account) => account.id === existing)?.partner_id === partner.id) {
+  if (indexesOf(state).account(existing)?.partner_id === partner.id) {
     throw new MockError('DUPLICATE_EMAIL', `The email ${email} is already used by account ${existing}.`, { email, existing_account_id: existing });
   }
   throw new MockError('DUPLICATE_EMAIL', `The email ${email} is already used by a client of the service.`, { email });

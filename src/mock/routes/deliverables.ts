@@ -3,6 +3,7 @@ import { ownedAccount, ownedProject } from '../access';
 import type { MockDeps } from '../deps';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
+import { indexesOf } from '../indexes';
 import type { DeliverableRecord, ProjectRecord } from '../state';
 import { issueViewLink } from '../viewLinks';
 import { newestFirst, paginate } from './listing';
@@ -10,7 +11,7 @@ import { newestFirst, paginate } from './listing';
 export const deliverableHandlers: Pick<Handlers, 'getProjectDeliverable' | 'listDeliverables'> = {
   getProjectDeliverable({ params, partner }, deps) {
     const project = ownedProject(deps.store.state, partner, params.project_id);
-    const deliverable = deps.store.state.deliverables.find((candidate) => candidate.project_id === project.id);
+    const deliverable = indexesOf(deps.store.state).deliverableOfProject(project.id);
     if (!deliverable) {
       throw new MockError('DELIVERABLE_NOT_FOUND', `Project ${project.id} has no deliverable yet.`, { project_id: project.id });
     }
@@ -21,12 +22,11 @@ export const deliverableHandlers: Pick<Handlers, 'getProjectDeliverable' | 'list
     const { state } = deps.store;
     // An account filter naming another partner's (or no) account is refused like any other route.
     if (query.account_id !== undefined) ownedAccount(state, partner, query.account_id);
-    const partnerAccountIds = new Set(state.accounts.filter((account) => account.partner_id === partner.id).map((account) => account.id));
-    const projectsById = new Map(state.projects.filter((project) => partnerAccountIds.has(project.account_id)).map((project) => [project.id, project]));
+    const indexes = indexesOf(state);
     const matching = state.deliverables
       .flatMap((deliverable) => {
-        const project = projectsById.get(deliverable.project_id);
-        return project ? [{ id: deliverable.id, deliverable, project }] : [];
+        const project = indexes.project(deliverable.project_id);
+        return project && indexes.account(project.account_id)?.partner_id === partner.id ? [{ id: deliverable.id, deliverable, project }] : [];
       })
       .filter(({ deliverable }) => query.status === undefined || deliverable.status === query.status)
       .filter(({ project }) => query.account_id === undefined || project.account_id === query.account_id)
@@ -42,7 +42,7 @@ export const deliverableHandlers: Pick<Handlers, 'getProjectDeliverable' | 'list
 };
 
 export function projectOfDeliverable(deps: MockDeps, deliverable: DeliverableRecord): ProjectRecord {
-  const project = deps.store.state.projects.find((candidate) => candidate.id === deliverable.project_id);
+  const project = indexesOf(deps.store.state).project(deliverable.project_id);
   if (!project) throw new Error(`deliverable ${deliverable.id} points at missing project ${deliverable.project_id}`);
   return project;
 }

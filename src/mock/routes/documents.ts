@@ -1,16 +1,23 @@
 import type { z } from 'zod';
-import { DocumentUploadFields, addFieldError, fieldErrors, type Document, type DocumentListItem, type FieldErrors } from '../../contract';
+import { MockDocumentUploadFields, addFieldError, fieldErrors, type Document, type DocumentListItem, type FieldErrors } from '../../contract';
 import { ownedAccount, ownedDocument } from '../access';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
+import { indexesOf } from '../indexes';
 import type { DocumentRecord } from '../state';
-import { receiveDocumentForm, type ReceivedFile, type ReceivedForm } from '../upload';
+import { discardRestOfBody, receiveDocumentForm, type ReceivedFile, type ReceivedForm } from '../upload';
 import { newestFirst, paginate } from './listing';
 
 export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments' | 'getDocument'> = {
   async uploadDocument({ params, partner, request, reply }, deps) {
-    // Checked before a byte is read, so another partner's account never receives a file.
-    ownedAccount(deps.store.state, partner, params.account_id);
+    // Checked before a byte is read, so another partner's account never receives a file; the
+    // body it was sent is then read and thrown away while the answer goes out (a lingering close).
+    try {
+      ownedAccount(deps.store.state, partner, params.account_id);
+    } catch (error) {
+      discardRestOfBody(request, deps.settings.uploadMaxBytes);
+      throw error;
+    }
     const form = await receiveDocumentForm(request, reply, deps);
     let upload: ReturnType<typeof validatedUpload>;
     try {
@@ -45,8 +52,8 @@ export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments'
   listDocuments({ params, query, partner }, deps) {
     const { state } = deps.store;
     ownedAccount(state, partner, params.account_id);
-    const matching = state.documents
-      .filter((document) => document.account_id === params.account_id)
+    const matching = indexesOf(state)
+      .documentsOfAccount(params.account_id)
       .filter((document) => query.tax_year === undefined || document.tax_year === query.tax_year)
       .sort(newestFirst((document) => document.uploaded_at));
     const { page, total_count, has_more } = paginate(matching, query);
@@ -59,8 +66,8 @@ export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments'
 };
 
 /** Every problem of the form at once: the text fields by the contract's rules, and the file. */
-function validatedUpload(form: ReceivedForm): { fields: z.output<typeof DocumentUploadFields>; file: ReceivedFile } {
-  const parsed = DocumentUploadFields.safeParse(form.fields);
+function validatedUpload(form: ReceivedForm): { fields: z.output<typeof MockDocumentUploadFields>; file: ReceivedFile } {
+  const parsed = MockDocumentUploadFields.safeParse(form.fields);
   const errors: FieldErrors = parsed.success ? {} : fieldErrors(parsed.error);
   for (const [field, messages] of Object.entries(form.errors)) messages.forEach((message) => addFieldError(errors, field, message));
   if (!form.file) addFieldError(errors, 'file', 'is required');

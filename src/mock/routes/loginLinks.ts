@@ -2,6 +2,7 @@ import { EXPIRY_HOURS, isPermittedRedirectUrl, isValidExpiryHours } from '../../
 import { ownedAccount } from '../access';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
+import { indexesOf } from '../indexes';
 import { issueLoginLink } from '../loginLinks';
 import { sendLoginLinkEmail } from '../outbox';
 import { sameEmail } from './accounts';
@@ -23,7 +24,7 @@ export const loginLinkHandlers: Pick<Handlers, 'createLoginLink'> = {
       });
     }
 
-    const users = state.users.filter((user) => user.account_id === account.id);
+    const users = indexesOf(state).usersOfAccount(account.id);
     const user =
       body.user_email === undefined
         ? users.find((candidate) => candidate.role === 'primary')

@@ -1,6 +1,7 @@
 import { OUTSTANDING_ITEM_PRIORITIES, type OutstandingItem, type ProjectListItem, type ProjectStatusRecord } from '../../contract';
 import { ownedAccount, ownedProject } from '../access';
 import type { Handlers } from '../handler';
+import { indexesOf } from '../indexes';
 import type { MockState, OutstandingItemRecord, ProjectRecord } from '../state';
 import { newestFirst } from './listing';
 
@@ -8,8 +9,8 @@ export const projectHandlers: Pick<Handlers, 'listProjects' | 'getProjectStatus'
   listProjects({ params, query, partner }, deps) {
     const { state } = deps.store;
     ownedAccount(state, partner, params.account_id);
-    const projects = state.projects
-      .filter((project) => project.account_id === params.account_id)
+    const projects = indexesOf(state)
+      .projectsOfAccount(params.account_id)
       .filter((project) => query.tax_year === undefined || project.tax_year === query.tax_year)
       .filter((project) => query.type === undefined || project.type === query.type)
       .filter((project) => query.status === undefined || project.status === query.status)
@@ -53,9 +54,7 @@ export function projectStatusOf(state: MockState, project: ProjectRecord): Proje
 /** Most urgent first (high, medium, low), then the longest waiting. */
 function outstandingItemsOf(state: MockState, projectId: number): OutstandingItemRecord[] {
   const rank = (item: OutstandingItemRecord) => OUTSTANDING_ITEM_PRIORITIES.indexOf(item.priority);
-  return state.outstandingItems
-    .filter((item) => item.project_id === projectId)
-    .sort((a, b) => rank(a) - rank(b) || a.requested_at.localeCompare(b.requested_at) || a.id - b.id);
+  return [...indexesOf(state).outstandingItemsOfProject(projectId)].sort((a, b) => rank(a) - rank(b) || a.requested_at.localeCompare(b.requested_at) || a.id - b.id);
 }
 
 function outstandingItemOf(item: OutstandingItemRecord): OutstandingItem {

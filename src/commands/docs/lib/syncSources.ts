@@ -4,6 +4,9 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { CANONICAL_ID } from '../../../contract/rules';
 import { TAX_YEAR } from '../../../contract/vocabulary';
 import { fileErrorProblem } from '../files';
+import { UsageError } from '../../../errors';
+
+const LAYOUT_HINT = 'Give the folder laid out as <account-id>/<tax-year>/<file>, or holding the files a --manifest names (see `taxprep docs sync --help`).';
 
 /**
  * Where `docs sync` finds its files: a walk of `<dir>/<account-id>/<tax-year>/<file>`, or the
@@ -163,15 +166,15 @@ export async function walkLayout(dir: string, excludes: readonly string[]): Prom
     }
   };
 
+  // The folder itself missing is not an entry to --exclude or --skip-invalid: nothing can be synced.
   let top;
   try {
     top = await stat(root);
   } catch (error) {
-    list.problems.push({ where: dir, problem: fileErrorProblem(error) });
-    return list;
+    throw new UsageError(`${dir} ${fileErrorProblem(error)}; nothing was sent`, { hint: LAYOUT_HINT });
   }
-  if (!top.isDirectory()) list.problems.push({ where: dir, problem: 'is not a directory' });
-  else await visit(root, 0, [], new Set([`${top.dev}:${top.ino}`]));
+  if (!top.isDirectory()) throw new UsageError(`${dir} is not a directory; nothing was sent`, { hint: LAYOUT_HINT });
+  await visit(root, 0, [], new Set([`${top.dev}:${top.ino}`]));
   return list;
 }
 

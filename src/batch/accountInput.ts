@@ -1,0 +1,222 @@
+import * as z from 'zod';
+import { EXPIRY_HOURS, email, enumFilter, fieldErrors, integer, pathId, type LoginLinkPurpose } from '../contract';
+import { UsageError } from '../errors';
+import type { Context } from '../types';
+import { sanitizeLine } from '../output/sanitize';
+import { parseCsv } from './csv';
+import { badRowsError, checkRows, csvRows, firstLine as firstLineOf, ndjsonRows, readInputText, sourceName, type RawRow } from './input';
+import { defaultPathOf } from './ledger';
+import { ACCOUNTS, readAccountsLedger } from './ledgers/accounts';
+
+/**
+ * The one input for every command that takes a set of accounts (`login-link --from`,
+ * `login-link renew --from`, `status`/`watch --accounts`): one account id a line, a CSV or NDJSON
+ * with `account_id` (and per-item link fields), the file an `accounts import` read (its emails
+ * looked up in the accounts ledger), or the `--results` file an import wrote.
+ */
+
+/** One account (and, for links, one user of it): where it came from and what a line may set per item. */
+export interface AccountItem {
+  /** Where the item came from, for messages: `line 7` of a file, `argument 2` on the command line. */
+  origin: string;
+  account_id: number;
+  user_email?: string;
+  purpose?: LoginLinkPurpose;
+  expiry_hours?: number;
+}
+
+export type InputFormat = 'ids' | 'csv' | 'ndjson';
+
+/** What a file with columns is: link items, an import's own input, or an import's results. */
+type Shape = 'items' | 'import' | 'results';
+
+/** The per-item fields: the contract's own rules, so a line is refused exactly as the service would. */
+const ItemFields = z.strictObject({
+  account_id: pathId,
+  user_email: email.optional(),
+  purpose: enumFilter.purpose.optional(),
+  expiry_hours: integer(EXPIRY_HOURS.min, EXPIRY_HOURS.max).optional(),
+});
+export const ITEM_COLUMNS = Object.keys(ItemFields.shape);
+
+/** The columns of an import, in the words of `POST /accounts` (the spouse's flattened). */
+export const IMPORT_COLUMNS = ['email', 'first_name', 'last_name', 'spouse_email', 'spouse_first_name', 'spouse_last_name', 'send_invitation'] as const;
+/** The columns of an import's `--results` file and of each of its `--json` lines. */
+export const RESULT_COLUMNS = ['line', 'email', 'status', 'account_id', 'error_code', 'error_message'] as const;
+
+/** `true`/`false` as a spreadsheet writes them (also yes/no, 1/0); anything else is left for the contract's rule to refuse. */
+export function booleanCell(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const word = value.toLowerCase();
+  if (['true', 'yes', '1'].includes(word)) return true;
+  if (['false', 'no', '0'].includes(word)) return false;
+  return value;
+}
+
+/** The account an import's email names, as the accounts ledger knows it at this service. */
+export type EmailLookup = (email: string) => number | undefined;
+
+/** Which shape a header (CSV) or first object's keys (NDJSON) has, or why none fits. */
+function shapeOf(names: readonly string[]): Shape | undefined {
+  const within = (columns: readonly string[]) => names.every((name) => columns.includes(name));
+  if (names.includes('account_id') && within(ITEM_COLUMNS)) return 'items';
+  if (names.includes('account_id') && names.includes('status') && within(RESULT_COLUMNS)) return 'results';
+  if (names.includes('email') && !names.includes('account_id') && within(IMPORT_COLUMNS)) return 'import';
+  if (names.includes('account_id')) return 'items';
+  return undefined;
+}
+
+/** Said once for a file none of whose columns names an account. */
+function noUsableColumn(source: string, names: readonly string[]): UsageError {
+  const has = names.length === 0 ? 'no columns' : `the columns ${names.map((name) => JSON.stringify(sanitizeLine(name))).join(', ')}`;
+  return new UsageError(`${source} has no column that names an account: it has ${has}`, {
+    hint:
+      `Give an account_id column (with ${ITEM_COLUMNS.filter((name) => name !== 'account_id').join(', ')} if you like), ` +
+      'the file an accounts import read (its email column, looked up in the accounts ledger), ' +
+      'the --results file of an import, or one account id a line.',
+  });
+}
+
+/** The header of a CSV, or the keys of the first NDJSON object; undefined when the input is ids. */
+function namesOf(format: InputFormat, firstLine: string): string[] {
+  if (format === 'ndjson') {
+    try {
+      const value: unknown = JSON.parse(firstLine);
+      return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
+    } catch {
+      return [];
+    }
+  }
+  return (parseCsv(firstLine)[0]?.fields ?? []).map((name) => name.trim());
+}
+
+const KNOWN_COLUMNS = new Set<string>([...ITEM_COLUMNS, ...IMPORT_COLUMNS, ...RESULT_COLUMNS]);
+
+/**
+ * The format, from the first non-blank line: `{` starts NDJSON; a line with a comma, or naming a
+ * column any shape knows, is a CSV header; anything else is one account id a line.
+ */
+function formatOf(firstLine: string): InputFormat {
+  if (firstLine.startsWith('{')) return 'ndjson';
+  if (firstLine.startsWith('#')) return 'ids';
+  if (firstLine.includes(',')) return 'csv';
+  return KNOWN_COLUMNS.has(firstLine.replace(/^"|"$/g, '').trim()) ? 'csv' : 'ids';
+}
+
+/** Whether reading `text` needs the accounts ledger: it is an import's input, named by email. */
+export function needsEmailLookup(text: string): boolean {
+  const first = firstLineOf(text.replace(/^\uFEFF/, ''));
+  if (first === undefined) return false;
+  const format = formatOf(first);
+  return format !== 'ids' && shapeOf(namesOf(format, first)) === 'import';
+}
+
+/**
+ * Reads account input, detecting its format and shape (see the module's comment). Every line is
+ * checked before anything is sent: a bad line fails the whole input with a usage error naming
+ * each line and rule. `lookup` resolves an import's emails (see `readAccountInput`).
+ */
+export function parseAccountInput(text: string, source: string, lookup?: EmailLookup): { format: InputFormat; items: AccountItem[] } {
+  const content = text.replace(/^\uFEFF/, '');
+  const firstLine = firstLineOf(content);
+  if (firstLine === undefined) throw new UsageError(`${source} holds no account ids`, { hint: 'Give one account id a line, a CSV with an account_id column, or NDJSON objects.' });
+  const format = formatOf(firstLine);
+  if (format === 'ids') return { format, items: validateItems(idRows(content), source) };
+
+  const names = namesOf(format, firstLine);
+  const shape = shapeOf(names);
+  if (shape === undefined) throw noUsableColumn(source, names);
+  const columns: readonly string[] = shape === 'items' ? ITEM_COLUMNS : shape === 'results' ? RESULT_COLUMNS : IMPORT_COLUMNS;
+  const raws = format === 'ndjson' ? ndjsonRows(content, columns, '{"account_id": 1001}') : csvRows(content, source, columns);
+  if (shape === 'items') return { format, items: validateItems(raws, source) };
+  if (shape === 'results') return { format, items: validateItems(resultRows(raws), source) };
+  return { format, items: validateItems(importRows(raws, lookup ?? (() => undefined)), source) };
+}
+
+/**
+ * An import's results: the rows that ended with an account (`created`, `exists`, `skipped`);
+ * a `failed` row has none, and is left out.
+ */
+function resultRows(raws: RawRow[]): RawRow[] {
+  return raws.flatMap((raw) => {
+    if (raw.fields === undefined) return [raw];
+    if (raw.fields.status === 'failed') return [];
+    return [{ ...raw, fields: { account_id: raw.fields.account_id } }];
+  });
+}
+
+/**
+ * An import's own input: each holder's account found by email in the accounts ledger, and the
+ * spouse's link too when the spouse was invited (the link came with the account). An email the
+ * ledger does not know is a problem of its line: the account may be someone else's.
+ */
+function importRows(raws: RawRow[], lookup: EmailLookup): RawRow[] {
+  return raws.flatMap((raw): RawRow[] => {
+    const fields = raw.fields;
+    if (fields === undefined) return [raw];
+    const holder = typeof fields.email === 'string' ? fields.email : undefined;
+    if (holder === undefined) return [{ ...raw, fields: undefined, problem: 'has no email to find its account by' }];
+    const accountId = lookup(holder);
+    if (accountId === undefined) {
+      return [{ ...raw, fields: undefined, problem: `names ${sanitizeLine(holder)}, whose account the accounts ledger does not know at this service (import it first, or give its account_id)` }];
+    }
+    const rows: RawRow[] = [{ ...raw, fields: { account_id: accountId } }];
+    if (typeof fields.spouse_email === 'string' && booleanCell(fields.send_invitation) !== false) rows.push({ ...raw, fields: { account_id: accountId, user_email: fields.spouse_email } });
+    return rows;
+  });
+}
+
+/** Account ids given as command-line arguments. */
+export function itemsFromArguments(ids: readonly string[]): AccountItem[] {
+  return validateItems(
+    ids.map((id, index) => ({ line: index + 1, origin: `argument ${index + 1}`, fields: { account_id: id } })),
+    'the command line',
+  );
+}
+
+/** One account id a line; `#` starts a comment line. */
+function idRows(content: string): RawRow[] {
+  const rows: RawRow[] = [];
+  content.split(/\r?\n/).forEach((line, index) => {
+    const id = line.trim();
+    if (id === '' || id.startsWith('#')) return;
+    rows.push({ line: index + 1, origin: `line ${index + 1}`, fields: { account_id: id } });
+  });
+  return rows;
+}
+
+function validateItems(raws: RawRow[], source: string): AccountItem[] {
+  const firstOrigin = new Map<string, string>();
+  const { items, bad } = checkRows<AccountItem>(raws, (raw) => {
+    const parsed = ItemFields.safeParse(raw.fields);
+    if (!parsed.success) return { problems: Object.entries(fieldErrors(parsed.error)).map(([field, messages]) => `${field} ${messages.join('; ')}`) };
+    const item: AccountItem = { origin: raw.origin, ...parsed.data };
+    // A second link for the same user would invalidate the first one within the same run.
+    const target = `${item.account_id}|${item.user_email?.toLowerCase() ?? ''}`;
+    const earlier = firstOrigin.get(target);
+    if (earlier !== undefined) {
+      return { problems: [`account ${item.account_id}${item.user_email ? ` (${item.user_email})` : ''} repeats ${earlier}; a second link would invalidate the first`] };
+    }
+    firstOrigin.set(target, raw.origin);
+    return { item };
+  });
+  // A line that could not be read says so after its origin; a rule it breaks follows a colon.
+  const problems = bad.flatMap((row) => row.problems.map((problem) => (row.readable ? `${row.origin}: ${problem}` : `${row.origin} ${problem}`)));
+  if (problems.length > 0) throw badRowsError(source, problems, problems.length);
+  if (items.length === 0) throw new UsageError(`${source} holds no account ids`);
+  return items;
+}
+
+/**
+ * Reads account input from `path` (`-`: stdin); `flag` names it in messages. An import's input is
+ * resolved through the accounts ledger of the service at `baseUrl` (read only then).
+ */
+export async function readAccountInput(ctx: Pick<Context, 'io' | 'env'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<AccountItem[]> {
+  const text = await readInputText(ctx, path, flag);
+  let lookup: EmailLookup | undefined;
+  if (needsEmailLookup(text)) {
+    const [ledger, origin] = await Promise.all([readAccountsLedger(defaultPathOf(ACCOUNTS, ctx.env)), baseUrl().then((url) => new URL(url).origin)]);
+    lookup = (holder) => ledger.findAccount(origin, holder)?.account_id;
+  }
+  return parseAccountInput(text, sourceName(path), lookup).items;
+}

@@ -1,0 +1,271 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { LedgerState, type LedgerKind } from '../ledger';
+import { appDirectory } from '../../lib/paths';
+
+/**
+ * The webhook outbox: the batch engine's ledger (append-only NDJSON, group-committed with
+ * fdatasync, compacted, locked) for deliveries. An `event` line queues one change for the hooks it
+ * matched, with the exact body every attempt signs; an `attempt` line records an attempt's
+ * outcome and when the next is due; a `redeliver` line makes a delivery due again from the start
+ * of its schedule. One file per profile and base URL, as hooks and watch state are.
+ *
+ * A watch pass queues its changes under its `pass` id before its state is recorded, and the state
+ * names that pass (`outbox_pass`) in the same rename that records the changes as seen; a `pass`
+ * line then says `committed`. A pass killed before its state was recorded is `dropped` by the next
+ * watch (which finds those changes again, in a pass of its own): so a change is never lost, never
+ * sent under two ids, and nothing of a pass is sent before it is committed.
+ */
+export const OUTBOX: LedgerKind = {
+  label: 'webhook outbox',
+  fileName: 'outbox.ndjson',
+  types: ['event', 'attempt', 'redeliver', 'pass'],
+  damagedHint: 'deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time',
+};
+
+/** `<data dir>/outbox/<profile>-<digest of the base URL>.ndjson`. */
+export function defaultOutboxPath(env: Record<string, string | undefined>, profile: string | null, baseUrl: string): string {
+  const digest = createHash('sha256').update(baseUrl).digest('hex').slice(0, 12);
+  const name = (profile ?? 'no-profile').replace(/[^A-Za-z0-9_.-]/g, '_');
+  return join(appDirectory('data', env), 'outbox', `${name}-${digest}.ndjson`);
+}
+
+export interface EventEntry {
+  type: 'event';
+  /** The `webhook-id`: one per change, the same for every attempt and every hook. */
+  id: string;
+  event: string;
+  hooks: string[];
+  /** The body as sent and signed (JSON text), so that every attempt sends the same bytes. */
+  body: string;
+  /** When the change was seen (the body's `timestamp`). */
+  seen_at: string;
+  /** The watch pass that queued it; absent once the pass is committed (compaction drops it). */
+  pass?: string;
+  at: string;
+}
+
+export interface PassEntry {
+  type: 'pass';
+  pass: string;
+  result: 'committed' | 'dropped';
+  at: string;
+}
+
+export type AttemptResult = 'delivered' | 'retry' | 'failed';
+
+export interface AttemptEntry {
+  type: 'attempt';
+  id: string;
+  hook: string;
+  /** Attempts made so far (of the current schedule: a redelivery starts it again). */
+  attempt: number;
+  result: AttemptResult;
+  /** What happened: `HTTP 500`, `timeout after 15s`, `exit 1`. */
+  detail: string;
+  /** When the next attempt is due (`retry` only). */
+  next_at?: string;
+  at: string;
+}
+
+export interface RedeliverEntry {
+  type: 'redeliver';
+  id: string;
+  hook: string;
+  at: string;
+}
+
+export type OutboxEntry = EventEntry | AttemptEntry | RedeliverEntry | PassEntry;
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface Delivery {
+  /** `<webhook-id>:<hook id>`: what `redeliver` takes. */
+  key: string;
+  id: string;
+  hook: string;
+  event: EventEntry;
+  status: DeliveryStatus;
+  attempts: number;
+  /** When the next attempt is due (ms since the epoch), for a pending delivery. */
+  dueMs: number;
+  detail: string | null;
+  /** When it was queued, or last settled (ISO). */
+  updated_at: string;
+  /** The line that says where the delivery stands, for compaction. */
+  last: OutboxEntry;
+}
+
+/** Delivered deliveries stay listed this long, then compaction drops them. */
+const DELIVERED_KEPT_MS = 7 * 86_400_000;
+
+export function deliveryKey(id: string, hook: string): string {
+  return `${id}:${hook}`;
+}
+
+export class OutboxView extends LedgerState<OutboxEntry> {
+  private readonly events = new Map<string, EventEntry>();
+  /** In the order queued: an `--ordered` hook is sent its deliveries in this order. */
+  protected readonly deliveries = new Map<string, Delivery>();
+  /** Passes queued and not yet committed or dropped, with their events. */
+  private readonly openPasses = new Map<string, EventEntry[]>();
+  /** Per hook, when it began to fail every attempt (since its last success). */
+  private readonly failingSince = new Map<string, number>();
+
+  constructor(path: string) {
+    super(path, OUTBOX);
+  }
+
+  protected apply(entry: OutboxEntry): void {
+    switch (entry.type) {
+      case 'event': {
+        // A change detected again after a kill before its state was recorded carries the same id: queued once.
+        if (this.events.has(entry.id)) return;
+        this.events.set(entry.id, entry);
+        if (entry.pass !== undefined) {
+          const open = this.openPasses.get(entry.pass) ?? [];
+          this.openPasses.set(entry.pass, [...open, entry]);
+        }
+        for (const hook of entry.hooks) {
+          this.deliveries.set(deliveryKey(entry.id, hook), {
+            key: deliveryKey(entry.id, hook),
+            id: entry.id,
+            hook,
+            event: entry,
+            status: 'pending',
+            attempts: 0,
+            dueMs: Date.parse(entry.at),
+            detail: null,
+            updated_at: entry.at,
+            last: entry,
+          });
+        }
+        return;
+      }
+      case 'attempt': {
+        const delivery = this.deliveries.get(deliveryKey(entry.id, entry.hook));
+        if (delivery === undefined) return;
+        delivery.attempts = entry.attempt;
+        delivery.status = entry.result === 'retry' ? 'pending' : entry.result;
+        delivery.dueMs = entry.next_at === undefined ? Number.POSITIVE_INFINITY : Date.parse(entry.next_at);
+        delivery.detail = entry.detail;
+        delivery.updated_at = entry.at;
+        delivery.last = entry;
+        if (entry.result === 'delivered') this.failingSince.delete(entry.hook);
+        else if (!this.failingSince.has(entry.hook)) this.failingSince.set(entry.hook, Date.parse(entry.at));
+        return;
+      }
+      case 'pass': {
+        for (const event of this.openPasses.get(entry.pass) ?? []) {
+          if (entry.result === 'committed') {
+            delete event.pass;
+            continue;
+          }
+          this.events.delete(event.id);
+          for (const hook of event.hooks) this.deliveries.delete(deliveryKey(event.id, hook));
+        }
+        this.openPasses.delete(entry.pass);
+        return;
+      }
+      case 'redeliver': {
+        const event = this.events.get(entry.id);
+        if (event === undefined) return;
+        // `recover` sends a change to a hook it was not queued for (added or disabled at the time).
+        if (!event.hooks.includes(entry.hook)) event.hooks.push(entry.hook);
+        const key = deliveryKey(entry.id, entry.hook);
+        this.deliveries.set(key, { key, id: entry.id, hook: entry.hook, event, status: 'pending', attempts: 0, dueMs: Date.parse(entry.at), detail: null, updated_at: entry.at, last: entry });
+        return;
+      }
+    }
+  }
+
+  /** Lines still needed: each kept event, and the last line of each of its deliveries. */
+  protected liveEntries(): OutboxEntry[] {
+    const cutoff = Date.now() - DELIVERED_KEPT_MS;
+    const live: OutboxEntry[] = [];
+    // Events of an open pass keep their `pass`: compaction runs only when a watch opens the outbox, after settling.
+    for (const event of this.events.values()) {
+      const deliveries = event.hooks.map((hook) => this.deliveries.get(deliveryKey(event.id, hook))!);
+      if (deliveries.every((delivery) => delivery.status === 'delivered' && Date.parse(delivery.updated_at) < cutoff)) {
+        this.events.delete(event.id);
+        for (const delivery of deliveries) this.deliveries.delete(delivery.key);
+        continue;
+      }
+      live.push(event, ...deliveries.map((delivery) => delivery.last).filter((line) => line !== event));
+    }
+    return live;
+  }
+
+  /** Since when every attempt to `hook` failed (ms), or undefined when its last attempt succeeded. */
+  failingSinceMs(hook: string): number | undefined {
+    return this.failingSince.get(hook);
+  }
+
+  /** Deliveries of committed changes (a pass not yet recorded as seen sends nothing). */
+  *all(): IterableIterator<Delivery> {
+    for (const delivery of this.deliveries.values()) if (delivery.event.pass === undefined) yield delivery;
+  }
+
+  /** Passes queued and neither committed nor dropped: a watch was killed between queueing and recording them. */
+  unsettledPasses(): string[] {
+    return [...this.openPasses.keys()];
+  }
+
+  get(key: string): Delivery | undefined {
+    const delivery = this.deliveries.get(key);
+    return delivery?.event.pass === undefined ? delivery : undefined;
+  }
+
+  hasEvent(id: string): boolean {
+    return this.events.has(id);
+  }
+
+  /** Deliveries of one webhook-id (every hook it was queued for). */
+  ofEvent(id: string): Delivery[] {
+    const event = this.events.get(id);
+    return event === undefined || event.pass !== undefined ? [] : event.hooks.map((hook) => this.deliveries.get(deliveryKey(id, hook))!);
+  }
+
+  eventsSince(sinceMs: number): EventEntry[] {
+    return [...this.events.values()].filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
+  }
+}
+
+export function readOutbox(path: string): Promise<OutboxView> {
+  return new OutboxView(path).read();
+}
+
+/** The outbox opened for writing, by the holder of its lock. */
+export class Outbox extends OutboxView {
+  static async open(path: string): Promise<Outbox> {
+    const outbox = await new Outbox(path).read();
+    await outbox.openForAppend();
+    return outbox;
+  }
+
+  /** Queues changes (durable when it resolves); ids already queued are left as they are. */
+  async queue(events: Array<Omit<EventEntry, 'type'>>): Promise<void> {
+    const fresh = events.filter((event) => event.hooks.length > 0 && !this.hasEvent(event.id));
+    await Promise.all(fresh.map((event) => this.append({ type: 'event', ...event })));
+  }
+
+  /** The pass's state is recorded (committed), or was never recorded and its changes will be found again (dropped). */
+  settlePass(pass: string, result: PassEntry['result'], at: Date): Promise<void> {
+    return this.append({ type: 'pass', pass, result, at: at.toISOString() });
+  }
+
+  /**
+   * Records an attempt's outcome without waiting for the disk (it goes out with the next group
+   * commit, in order; `close` reports a failed write): losing it to a crash only sends that
+   * delivery again under its same id, which at least once allows, and waiting for an fdatasync per
+   * answer would cap delivery at the disk's sync rate.
+   */
+  recordAttempt(entry: Omit<AttemptEntry, 'type'>): Promise<void> {
+    return this.append({ type: 'attempt', ...entry }, { wait: false });
+  }
+
+  /** Makes a delivery due now from the start of its schedule; with a hook it was not queued for, adds it. */
+  redeliver(id: string, hook: string, at: Date): Promise<void> {
+    return this.append({ type: 'redeliver', id, hook, at: at.toISOString() });
+  }
+}

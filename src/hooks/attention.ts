@@ -1,0 +1,35 @@
+import { defaultOutboxPath, readOutbox } from '../batch/ledgers/outbox';
+import { formatDuration } from '../lib/duration';
+import type { Context } from '../types';
+import { defaultHooksPath, inScope, readHooks, targetOf } from './store';
+
+export interface HookTrouble {
+  hook: string;
+  target: string;
+  problem: string;
+}
+
+/**
+ * The hooks of this profile and base URL that need a person, for `status` and `doctor`: disabled
+ * ones (a 410, --disable-after, hooks disable), and enabled ones with failed deliveries or whose
+ * deliveries fail now. Reads files only; asks the service nothing.
+ */
+export async function hookTroubles(ctx: Pick<Context, 'env' | 'clock'>, scope: { profile: string | null; baseUrl: string }): Promise<HookTrouble[]> {
+  const hooks = (await readHooks(defaultHooksPath(ctx.env))).filter((hook) => inScope(hook, scope));
+  if (hooks.length === 0) return [];
+  const outbox = await readOutbox(defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl));
+  const failed = new Map<string, number>();
+  for (const delivery of outbox.all()) if (delivery.status === 'failed') failed.set(delivery.hook, (failed.get(delivery.hook) ?? 0) + 1);
+  const now = ctx.clock.now().getTime();
+  return hooks.flatMap((hook): HookTrouble[] => {
+    const base = { hook: hook.id, target: targetOf(hook) };
+    if (!hook.enabled) return [{ ...base, problem: `disabled (${hook.disabled_reason ?? 'by hooks disable'})` }];
+    const count = failed.get(hook.id) ?? 0;
+    const since = outbox.failingSinceMs(hook.id);
+    const problems = [
+      ...(since === undefined ? [] : [`every delivery has failed for ${formatDuration(now - since)}`]),
+      ...(count === 0 ? [] : [`${count} failed deliver${count === 1 ? 'y' : 'ies'} (taxprep hooks deliveries --status failed)`]),
+    ];
+    return problems.length === 0 ? [] : [{ ...base, problem: problems.join('; ') }];
+  });
+}

@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import * as z from 'zod';
+import { UsageError } from '../errors';
+import { acquireLedgerLock } from '../batch/lock';
+import { writeFileAtomically } from '../lib/files';
+import { appDirectory } from '../lib/paths';
+import type { Clock } from '../types';
+
+/**
+ * The hooks file: every hook of every profile, in the user's config directory, 0600 (it holds
+ * secrets and headers), replaced atomically under the engine's lock (src/batch/lock.ts) so that a
+ * `hooks disable` and a `watch` disabling a hook after a 410 never lose each other's change.
+ * A hook belongs to a profile and base URL: a command sees only the hooks of its own.
+ */
+export const HOOKS_FORMAT = 'taxprep-hooks';
+export const HOOKS_VERSION = 1;
+
+const Secret = z.object({ secret: z.string().startsWith('whsec_'), expires_at: z.string().nullable() });
+const HookSchema = z
+  .object({
+    id: z.string().regex(/^hk_[a-z0-9]+$/),
+    profile: z.string().nullable(),
+    base_url: z.string(),
+    url: z.string().optional(),
+    exec: z.string().optional(),
+    events: z.array(z.string()).min(1),
+    format: z.enum(['standard', 'text']),
+    headers: z.array(z.tuple([z.string(), z.string()])),
+    retry_schedule_ms: z.array(z.number().int().nonnegative()),
+    timeout_ms: z.number().int().positive(),
+    rate: z.object({ requests: z.number().int().positive(), window_ms: z.number().int().positive() }).nullable(),
+    ordered: z.boolean(),
+    allow_http: z.boolean(),
+    disable_after_ms: z.number().int().positive(),
+    secrets: z.array(Secret).min(1),
+    enabled: z.boolean(),
+    disabled_reason: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .refine((hook) => (hook.url === undefined) !== (hook.exec === undefined), { message: 'a hook has either url or exec' });
+export type Hook = z.infer<typeof HookSchema>;
+const HooksFile = z.object({ format: z.literal(HOOKS_FORMAT), version: z.literal(HOOKS_VERSION), hooks: z.array(HookSchema) });
+
+export function defaultHooksPath(env: Record<string, string | undefined>): string {
+  return join(appDirectory('config', env), 'hooks.json');
+}
+
+export function newHookId(): string {
+  return `hk_${randomBytes(6).toString('hex')}`;
+}
+
+export interface Scope {
+  profile: string | null;
+  baseUrl: string;
+}
+
+export function inScope(hook: Hook, scope: Scope): boolean {
+  return hook.profile === scope.profile && hook.base_url === scope.baseUrl;
+}
+
+function damaged(path: string, rule: string): UsageError {
+  return new UsageError(`the hooks file ${path} is damaged: ${rule}; it was left as it is`, {
+    details: { hooks_file: [rule], path },
+    hint: 'Fix it by hand, or move it aside and add the hooks again (their secrets change).',
+  });
+}
+
+/** Every hook in the file (of every profile); a missing file has none, a damaged one is refused (exit 2). */
+export async function readHooks(path: string): Promise<Hook[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new UsageError(`cannot read the hooks file ${path}: ${(error as Error).message}`, { details: { hooks_file: ['cannot be read'], path } });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw damaged(path, 'not valid JSON');
+  }
+  const parsed = HooksFile.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw damaged(path, `${issue.path.join('.') || 'the file'}: ${issue.message}`);
+  }
+  return parsed.data.hooks;
+}
+
+/**
+ * Reads the hooks, lets `change` edit them, and writes the result whole (0600, durable), under
+ * the file's lock. `change` may throw (an unknown hook): then nothing is written.
+ */
+export async function updateHooks<T>(path: string, clock: Clock, change: (hooks: Hook[]) => T): Promise<T> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const lock = await acquireLedgerLock(path, { waitMs: 10_000, clock, kind: { label: 'hooks' } });
+  try {
+    const hooks = await readHooks(path);
+    const result = change(hooks);
+    await writeFileAtomically(path, `${JSON.stringify({ format: HOOKS_FORMAT, version: HOOKS_VERSION, hooks }, null, 2)}\n`, { durable: true });
+    return result;
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The hook `id` of this scope, or exit 2 naming it. */
+export function findHook(hooks: Hook[], scope: Scope, id: string): Hook {
+  const hook = hooks.find((candidate) => candidate.id === id && inScope(candidate, scope));
+  if (hook === undefined) {
+    throw new UsageError(`unknown hook ${id}: no hook of this profile and base URL has that id`, {
+      details: { hook: ['must be the id of a hook of this profile and base URL'] },
+      hint: 'List them with: taxprep hooks list',
+    });
+  }
+  return hook;
+}
+
+/** Secrets still live at `now`: the current one first, then a rotated one during its overlap. */
+export function liveSecrets(hook: Hook, now: Date): string[] {
+  return hook.secrets.filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => secret.secret);
+}
+
+export function targetOf(hook: Hook): string {
+  return hook.url ?? `exec: ${hook.exec}`;
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { acquireLedgerLock } from '../batch/lock';
+import { OUTBOX, Outbox, defaultOutboxPath } from '../batch/ledgers/outbox';
+import type { Change } from '../follow/changes';
+import { crashPoint } from '../lib/crashPoints';
+import { sanitizeLine } from '../output/sanitize';
+import type { Clock, Context } from '../types';
+import { Deliverer } from './deliverer';
+import { eventsFor } from './queue';
+import { defaultHooksPath, inScope, readHooks, type Scope } from './store';
+
+/** How long watch waits for the outbox's lock before exit 10 (another watch of this profile runs). */
+const LOCK_WAIT_MS = 2_000;
+
+/**
+ * What `watch` does for hooks: it holds the outbox's lock for its whole run (one watch per profile
+ * and base URL: a second one exits 10), queues each pass's changes for every enabled matching hook
+ * under the pass's id before the state that names that pass is recorded, marks the pass committed
+ * after, and delivers as deliveries fall due (a running watch in the background, `--once` before
+ * it exits).
+ */
+export interface WatchHooks {
+  /** Queues a pass's changes, durable when it resolves; returns the pass id the state must name (`outbox_pass`). */
+  queue(changes: readonly Change[]): Promise<string | undefined>;
+  /** The state naming `pass` is recorded (undefined: a pass that queued nothing): its changes may be sent. */
+  committed(pass: string | undefined): Promise<void>;
+  /** Stops delivering (after a last sweep with `--once`), closes the outbox and releases the lock. */
+  close(options: { sweep: boolean }): Promise<void>;
+}
+
+export async function openWatchHooks(
+  ctx: Pick<Context, 'env' | 'clock'>,
+  scope: Scope,
+  note: (message: string) => Promise<void>,
+  options: { background: boolean; signal: AbortSignal; recordedPass: string | undefined },
+): Promise<WatchHooks> {
+  const hooksPath = defaultHooksPath(ctx.env);
+  const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
+  // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
+  await readHooks(hooksPath);
+  const lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
+  let outbox: Outbox;
+  try {
+    outbox = await Outbox.open(outboxPath);
+    // A watch killed between queueing a pass and recording it: the state says whether it was recorded.
+    for (const pass of outbox.unsettledPasses()) await outbox.settlePass(pass, pass === options.recordedPass ? 'committed' : 'dropped', ctx.clock.now());
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note });
+  const stop = new AbortController();
+  const stopping = AbortSignal.any([stop.signal, options.signal]);
+  let wake = new AbortController();
+  const background = options.background ? deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, note) : Promise.resolve();
+
+  return {
+    async queue(changes) {
+      const hooks = (await readHooks(hooksPath)).filter((hook) => hook.enabled && inScope(hook, scope));
+      const events = eventsFor(changes, hooks, randomUUID(), ctx.clock.now()).filter((event) => event.hooks.length > 0);
+      if (events.length === 0) return undefined;
+      await outbox.queue(events);
+      crashPoint('hooks.after-queue');
+      return events[0]!.pass;
+    },
+    async committed(pass) {
+      if (pass !== undefined) await outbox.settlePass(pass, 'committed', ctx.clock.now());
+      // Every pass wakes the sender: new deliveries, or a hook added or enabled since.
+      wake.abort();
+      wake = new AbortController();
+    },
+    async close({ sweep }) {
+      stop.abort();
+      try {
+        await background;
+        if (sweep) await deliverer.sweep(options.signal);
+      } finally {
+        await deliverer.close();
+        await outbox.close();
+        await lock.release();
+      }
+    },
+  };
+}
+
+/** Sends what falls due until stopped: woken by each pass, else asleep until the next due time. */
+async function deliverInBackground(deliverer: Deliverer, clock: Clock, signal: AbortSignal, wakeSignal: () => AbortSignal, note: (message: string) => Promise<void>): Promise<void> {
+  while (!signal.aborted) {
+    let waitMs: number | undefined;
+    try {
+      const { nextDueMs } = await deliverer.sweep(signal);
+      waitMs = nextDueMs === undefined ? undefined : Math.max(0, nextDueMs - clock.now().getTime());
+    } catch (error) {
+      if (signal.aborted) return;
+      await note(`hooks: delivery paused (${sanitizeLine((error as Error).message)}); trying again at the next pass`);
+    }
+    const until = AbortSignal.any([signal, wakeSignal()]);
+    // Nothing due later: only the next pass (or the end) wakes it, so an idle watch sets no timer.
+    if (waitMs === undefined) await new Promise((resolve) => (until.aborted ? resolve(undefined) : until.addEventListener('abort', resolve, { once: true })));
+    else await clock.sleep(waitMs, until).catch(() => undefined);
+  }
+}

@@ -1,0 +1,99 @@
+import type { AccountRecord, DeliverableRecord, DocumentRecord, LoginLinkRecordStored, MockState, OutstandingItemRecord, ProjectRecord, UserRecord } from './state';
+
+/**
+ * Indexes over the state's record lists, for every lookup a route makes by id or by owner: a
+ * route's cost then depends on the records it answers with, not on how many the mock holds.
+ *
+ * They are derived from the lists, not kept beside them: every part of the mock (routes, controls,
+ * the simulation, tests) keeps changing the state as plain arrays, and an index catches up when it
+ * is next read. That is cheap and exact because of two facts of the state: the fields indexed by
+ * (ids, owners, emails, token digests) never change once a record is made, and lists change only
+ * by appending, by removing, or by being replaced whole (a reset, an emptied outbox). Appended
+ * records are indexed one by one; a removal is seen (the record last indexed is no longer where it
+ * was, or the list is shorter) and the index is rebuilt, which happens only for the few removals
+ * the mock makes (outstanding items).
+ */
+class GroupIndex<T, K> {
+  private list: readonly T[] | undefined;
+  private indexed = 0;
+  private groups = new Map<K, T[]>();
+
+  constructor(private readonly keyOf: (record: T) => K) {}
+
+  /** The records of `list` under `key`, in list order. */
+  get(list: readonly T[], key: K): readonly T[] {
+    this.catchUp(list);
+    return this.groups.get(key) ?? [];
+  }
+
+  private catchUp(list: readonly T[]): void {
+    const unchangedSoFar = list === this.list && list.length >= this.indexed && (this.indexed === 0 || list[this.indexed - 1] === this.lastIndexed);
+    if (!unchangedSoFar) {
+      this.list = list;
+      this.indexed = 0;
+      this.groups = new Map();
+    }
+    for (; this.indexed < list.length; this.indexed += 1) {
+      const record = list[this.indexed]!;
+      const key = this.keyOf(record);
+      const group = this.groups.get(key);
+      if (group) group.push(record);
+      else this.groups.set(key, [record]);
+    }
+    this.lastIndexed = list[list.length - 1];
+  }
+
+  private lastIndexed: T | undefined;
+}
+
+/** Emails are compared without regard to case, everywhere in the service. */
+const emailKey = (email: string) => email.toLowerCase();
+
+function indexesFor(state: MockState) {
+  const accountsById = new GroupIndex((account: AccountRecord) => account.id);
+  const accountsByEmail = new GroupIndex((account: AccountRecord) => emailKey(account.email));
+  const usersByAccount = new GroupIndex((user: UserRecord) => user.account_id);
+  const usersById = new GroupIndex((user: UserRecord) => user.id);
+  const usersByEmail = new GroupIndex((user: UserRecord) => emailKey(user.email));
+  const documentsById = new GroupIndex((document: DocumentRecord) => document.id);
+  const documentsByAccount = new GroupIndex((document: DocumentRecord) => document.account_id);
+  const projectsById = new GroupIndex((project: ProjectRecord) => project.id);
+  const projectsByAccount = new GroupIndex((project: ProjectRecord) => project.account_id);
+  const deliverablesById = new GroupIndex((deliverable: DeliverableRecord) => deliverable.id);
+  const deliverablesByProject = new GroupIndex((deliverable: DeliverableRecord) => deliverable.project_id);
+  const loginLinksByToken = new GroupIndex((link: LoginLinkRecordStored) => link.token_sha256);
+  const loginLinksByUser = new GroupIndex((link: LoginLinkRecordStored) => link.user_id);
+  const itemsByProject = new GroupIndex((item: OutstandingItemRecord) => item.project_id);
+  return {
+    account: (id: number): AccountRecord | undefined => accountsById.get(state.accounts, id)[0],
+    accountsWithEmail: (email: string) => accountsByEmail.get(state.accounts, emailKey(email)),
+    usersOfAccount: (accountId: number) => usersByAccount.get(state.users, accountId),
+    user: (id: number): UserRecord | undefined => usersById.get(state.users, id)[0],
+    usersWithEmail: (email: string) => usersByEmail.get(state.users, emailKey(email)),
+    document: (id: number): DocumentRecord | undefined => documentsById.get(state.documents, id)[0],
+    documentsOfAccount: (accountId: number) => documentsByAccount.get(state.documents, accountId),
+    project: (id: number): ProjectRecord | undefined => projectsById.get(state.projects, id)[0],
+    projectsOfAccount: (accountId: number) => projectsByAccount.get(state.projects, accountId),
+    deliverable: (id: number): DeliverableRecord | undefined => deliverablesById.get(state.deliverables, id)[0],
+    /** Each project has at most one deliverable. */
+    deliverableOfProject: (projectId: number): DeliverableRecord | undefined => deliverablesByProject.get(state.deliverables, projectId)[0],
+    loginLinkWithToken: (digest: string): LoginLinkRecordStored | undefined => loginLinksByToken.get(state.loginLinks, digest)[0],
+    loginLinksOfUser: (userId: number) => loginLinksByUser.get(state.loginLinks, userId),
+    outstandingItemsOfProject: (projectId: number) => itemsByProject.get(state.outstandingItems, projectId),
+  };
+}
+
+export type StateIndexes = ReturnType<typeof indexesFor>;
+
+// One set per state object: a reset makes a new state, and with it new indexes.
+const byState = new WeakMap<MockState, StateIndexes>();
+
+/** The indexes of `state`, made at the first lookup. */
+export function indexesOf(state: MockState): StateIndexes {
+  let indexes = byState.get(state);
+  if (!indexes) {
+    indexes = indexesFor(state);
+    byState.set(state, indexes);
+  }
+  return indexes;
+}
