@@ -87,7 +87,6 @@ export const accounts: CommandSpec = {
         'accounts create and accounts import made or found (the accounts ledger), those login-link\n' +
         'generated links for (the login-link ledger), and those the deliverable list names, with where\n' +
         'each was seen. An account in none of these places is not shown.',
-      jsonFields: ['service', 'deliverables_read', 'accounts'],
       load: () => import('./list'),
     },
   ],
