@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-// `npm run readme-examples`: regenerates the README's terminal screenshots from a real run. In each
+// `npm run readme-examples`: regenerates the terminal screenshots of README.md and the guides in docs/
+// from a real run, the files in that order, in one mock session. In each
 // ```console block right after a `<!-- readme-example -->` line, every `$ taxprep ARGS` line (a
 // `# comment` after it is kept; `>/dev/null` shows stderr alone) is followed by what that command
 // prints today against a fresh mock, as on an 80-column terminal without colour, stdout and stderr
 // together. `serve --mock` shows the mock's start-up text. The mock's port is shown as 4010, its
 // default. Arguments are split at spaces: only simple command lines can be marked.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openMockSession } from './mockSession.js';
 
-const README = fileURLToPath(new URL('../README.md', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
+const FILES = ['README.md', ...readdirSync(`${root}docs`).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
 const MARK = '<!-- readme-example -->';
 const BLOCK = new RegExp(`${MARK}\\n\`\`\`console\\n([\\s\\S]*?)\\n\`\`\`\\n`, 'g');
 const COMMAND = /^\$ taxprep ([^#>]*?)( >\/dev\/null)?( +#.*)?$/;
@@ -42,19 +44,23 @@ try {
   const [code] = await new Promise((resolve) => profile.once('close', (...closed) => resolve(closed)));
   if (code !== 0) throw new Error(`profiles add exited with ${code}: ${refused}`);
 
-  const readme = readFileSync(README, 'utf8');
-  const blocks = new Map();
-  for (const [, body] of readme.matchAll(BLOCK)) {
-    const lines = [];
-    for (const line of body.split('\n').filter((each) => COMMAND.test(each))) {
-      const [, command, devNull] = COMMAND.exec(line);
-      const output = await capture(session, command.trim().split(/ +/), devNull !== undefined);
-      lines.push(line, ...(output === '' ? [] : [output.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:4010')]));
+  let count = 0;
+  for (const file of FILES) {
+    const text = readFileSync(`${root}${file}`, 'utf8');
+    const blocks = new Map();
+    for (const [, body] of text.matchAll(BLOCK)) {
+      const lines = [];
+      for (const line of body.split('\n').filter((each) => COMMAND.test(each))) {
+        const [, command, devNull] = COMMAND.exec(line);
+        const output = await capture(session, command.trim().split(/ +/), devNull !== undefined);
+        lines.push(line, ...(output === '' ? [] : [output.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:4010')]));
+      }
+      blocks.set(body, lines.join('\n'));
     }
-    blocks.set(body, lines.join('\n'));
+    writeFileSync(`${root}${file}`, text.replace(BLOCK, (_, body) => `${MARK}\n\`\`\`console\n${blocks.get(body)}\n\`\`\`\n`));
+    count += blocks.size;
   }
-  writeFileSync(README, readme.replace(BLOCK, (_, body) => `${MARK}\n\`\`\`console\n${blocks.get(body)}\n\`\`\`\n`));
-  process.stdout.write(`README: ${blocks.size} terminal screenshots regenerated.\n`);
+  process.stdout.write(`README.md and docs/: ${count} terminal screenshots regenerated.\n`);
 } finally {
   await session.close();
 }

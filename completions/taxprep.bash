@@ -73,7 +73,7 @@ _taxprep() {
     "taxprep/profiles") COMPREPLY=($(compgen -W "add list use show remove" -- "$cur")) ;;
     "taxprep/profiles/use"|"taxprep/profiles/show"|"taxprep/profiles/remove") _taxprep_profiles ;;
     "taxprep/completion") COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
-    "taxprep/help") COMPREPLY=($(compgen -W "environment exit-codes health accounts login-link docs projects deliverables status watch hooks profiles whoami doctor api serve completion help version" -- "$cur")) ;;
+    "taxprep/help") COMPREPLY=($(compgen -W "environment exit-codes formatting flags health accounts login-link docs projects deliverables status watch hooks profiles whoami doctor api serve completion help version" -- "$cur")) ;;
   esac
 }
 complete -F _taxprep taxprep

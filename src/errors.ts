@@ -44,7 +44,7 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** One line each, for `taxprep help exit-codes` and the README. */
+/** One line each, for `taxprep help exit-codes`, taxprep(1) and docs/commands/. */
 export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
   [EXIT.OK, 'success (an empty list is a success too)'],
   [EXIT.INTERNAL, 'unexpected failure inside taxprep (a bug: run again with --verbose and report it)'],

@@ -1,11 +1,12 @@
-import { EXIT_CODE_MEANINGS } from '../errors';
-import { ENVIRONMENT_ROWS, SETTINGS_ORDER } from '../help/topics';
+import { blocksOf, wrapVerbatim, type Block } from '../help/blocks';
+import { exampleLines } from '../help/layout';
+import { HELP_TOPICS } from '../help/topics';
 import { ACCOUNTS_FILE_NAME, DOCUMENTS_FILE_NAME, LOGIN_LINKS_FILE_NAME } from '../batch/ledgers/fileNames';
-import { flagHelp, walk, type CommandSpec, type FlagSpec } from './spec';
+import { flagHelp, HELP_FLAG, longName, walk, type CommandSpec, type FlagSpec } from './spec';
 
 /**
- * The man pages, made from the same declarations as `--help`, the completions and the README's
- * table (`npm run completions` writes them to man/): taxprep(1) for the program, with its
+ * The man pages, made from the same declarations as `--help`, the completions and the
+ * command reference (`npm run docs` writes them to man/): taxprep(1) for the program, with its
  * environment, exit codes and files, and one page a command, `taxprep-docs-upload(1)`, for
  * every visible command, a noun that groups subcommands included.
  */
@@ -15,8 +16,8 @@ export interface ManPage {
   text: string;
 }
 
-const HELP_FLAG: FlagSpec = { flag: '-h, --help', help: 'show help for a command' };
-const VERSION_FLAG: FlagSpec = { flag: '-V, --version', help: 'print the version' };
+/** Room for an example or a list under `man` at 80 columns: its margin of 7 and the 4 of `preformatted`. */
+const MAN_EXAMPLE_WIDTH = 80 - 7 - 4;
 
 /** The files taxprep keeps, by what each holds. */
 const FILES: ReadonlyArray<[string, string]> = [
@@ -35,6 +36,8 @@ const FILES: ReadonlyArray<[string, string]> = [
 function roff(text: string): string {
   return text
     .replace(/\\/g, '\\e')
+    // groff reads its input as Latin-1: other characters (`…`) by their code point.
+    .replace(/[^\x00-\x7f]/gu, (character) => `\\[u${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`)
     .replace(/-/g, '\\-')
     .replace(/^([.'])/gm, '\\&$1');
 }
@@ -59,9 +62,32 @@ function flagItems(flags: readonly FlagSpec[]): string[] {
   });
 }
 
-/** Text kept as written, line for line (examples, notes). */
+/** Text kept as written, line for line (examples, lists), its common indentation left to man. */
 function preformatted(text: string): string[] {
-  return ['.PP', '.RS 4', '.nf', ...text.split('\n').map(roff), '.fi', '.RE'];
+  const lines = text.split('\n');
+  const indent = Math.min(...lines.filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)![0].length));
+  return ['.PP', '.RS 4', '.nf', ...lines.map((line) => roff(line.slice(indent))), '.fi', '.RE'];
+}
+
+/** Help blocks as roff: paragraphs filled by man to its width, lists and code kept as written. */
+function roffBlocks(blocks: readonly Block[]): string[] {
+  return blocks.flatMap((block) => {
+    switch (block.kind) {
+      case 'paragraph':
+        return ['.PP', roff(block.text)];
+      case 'verbatim':
+        return preformatted(wrapVerbatim(block.text, MAN_EXAMPLE_WIDTH));
+      case 'steps':
+        return block.items.flatMap((text, index) => [`.IP ${index + 1}. 4`, roff(text)]);
+      case 'rows':
+        return block.rows.flatMap(([term, text]) => item(`\\fB${roff(term)}\\fR`, text));
+    }
+  });
+}
+
+/** A help topic as the body of a section of taxprep(1). */
+function topicSection(title: string, topic: keyof typeof HELP_TOPICS): string[] {
+  return [`.SH ${title}`, ...roffBlocks(HELP_TOPICS[topic].blocks())];
 }
 
 function section(title: string, lines: string[]): string[] {
@@ -98,11 +124,12 @@ function commandPage(root: CommandSpec, path: readonly string[], spec: CommandSp
     ...section('COMMANDS', subcommands.flatMap((sub) => item(reference([...path, sub.name]), sub.description))),
     ...section('ARGUMENTS', (spec.arguments ?? []).flatMap((argument) => item(`\\fI${roff(argument.name)}\\fR`, argument.values ? `${argument.help}: ${argument.values.join(', ')}` : argument.help))),
     ...section('OPTIONS', flagItems(spec.flags ?? [])),
-    // Accepted before or after any command: the program's own flags.
-    ...section('GLOBAL OPTIONS', flagItems([...(root.flags ?? []), HELP_FLAG])),
+    // Accepted before or after any command: the program's own flags, listed once in taxprep(1).
+    '.SH GLOBAL OPTIONS',
+    `${roff([HELP_FLAG, ...(root.flags ?? [])].map(longName).join(', '))} and the other flags of \\fBtaxprep\\fR(1), OPTIONS (also \\fBtaxprep help flags\\fR).`,
     ...section('JSON FIELDS', spec.jsonFields ? ['Fields \\fB\\-\\-json\\fR \\fIfield\\fR,... may select:', roff(spec.jsonFields.join(', '))] : []),
-    ...section('EXAMPLES', spec.examples?.length ? preformatted(spec.examples.map((line) => `$ ${line}`).join('\n')) : []),
-    ...section('NOTES', spec.notes === undefined ? [] : preformatted(spec.notes)),
+    ...section('EXAMPLES', spec.examples?.length ? preformatted(exampleLines(spec.examples, MAN_EXAMPLE_WIDTH).join('\n')) : []),
+    ...section('NOTES', spec.notes === undefined ? [] : roffBlocks(blocksOf(spec.notes))),
     '.SH SEE ALSO',
     related.map(reference).join(', '),
   ];
@@ -120,17 +147,13 @@ function programPage(root: CommandSpec, version: string): ManPage {
     'Each command has a page of its own, named by its words: \\fBman taxprep\\-docs\\-upload\\fR.',
     '.SH COMMANDS',
     ...commands.flatMap(({ path, spec }) => item(reference(path), spec.description)),
-    '.SH OPTIONS',
-    flagItems([...(root.flags ?? []), HELP_FLAG, VERSION_FLAG]).join('\n'),
-    '.SH ENVIRONMENT',
-    ...preformatted(SETTINGS_ORDER),
-    ...ENVIRONMENT_ROWS.flatMap(([name, text]) => item(`\\fB${roff(name)}\\fR`, text)),
-    '.SH EXIT STATUS',
-    'The same for every command; scripts and cron can branch on them. With \\fB\\-\\-json\\fR, a failure also prints the error as JSON on standard error.',
-    ...EXIT_CODE_MEANINGS.flatMap(([code, meaning]) => item(`\\fB${code}\\fR`, meaning)),
+    ...topicSection('OPTIONS', 'flags'),
+    ...topicSection('OUTPUT', 'formatting'),
+    ...topicSection('ENVIRONMENT', 'environment'),
+    ...topicSection('EXIT STATUS', 'exit-codes'),
     '.SH FILES',
     ...FILES.flatMap(([path, text]) => item(`\\fI${roff(path)}\\fR`, text)),
-    ...section('EXAMPLES', root.examples?.length ? preformatted(root.examples.map((line) => `$ ${line}`).join('\n')) : []),
+    ...section('EXAMPLES', root.examples?.length ? preformatted(exampleLines(root.examples, MAN_EXAMPLE_WIDTH).join('\n')) : []),
     '.SH SEE ALSO',
     (root.subcommands ?? []).filter((sub) => !sub.hidden).map((sub) => reference([sub.name])).join(', '),
   ];

@@ -2,7 +2,7 @@ import type { CommandModule } from './types';
 
 /**
  * One declaration per command: what `--help`, validation (flag -> contract field), shell
- * completions and the README's command table are all derived from. Declarations are plain data
+ * completions, man pages and docs/commands/ are all derived from. Declarations are plain data
  * (no zod, no commander), so building the command tree and printing help load nothing heavy.
  */
 
@@ -55,7 +55,7 @@ export interface CommandSpec {
   /** The command's module, imported only when it runs. Absent: a noun that groups subcommands. */
   load?: () => Promise<CommandModule<unknown>>;
   subcommands?: readonly CommandSpec[];
-  /** Left out of help, completions and the README (internal helpers such as `__complete`). */
+  /** Left out of help, completions and the docs (internal helpers such as `__complete`). */
   hidden?: boolean;
   /**
    * `core`: a top-level command listed with its description under CORE COMMANDS in `taxprep
@@ -63,6 +63,10 @@ export interface CommandSpec {
    */
   group?: 'core';
 }
+
+/** The flags commander itself adds to the program (every command takes `--help`). */
+export const HELP_FLAG: FlagSpec = { flag: '-h, --help', help: 'show help for a command' };
+export const VERSION_FLAG: FlagSpec = { flag: '-V, --version', help: 'print the version' };
 
 /** `a, b or c`. */
 function listOr(values: readonly string[]): string {

@@ -39,7 +39,7 @@ export const program: CommandSpec = {
   examples: [
     'taxprep accounts get 1001',
     'taxprep docs list 1001 --json id,filename',
-    'taxprep help docs upload   # any command; topics: environment, exit-codes',
+    'taxprep help formatting   # or: flags, environment, exit-codes, a command',
   ],
   subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, whoami, doctor, api, serve, completion, complete, help, version],
 };

@@ -29,7 +29,7 @@ export { BASE_PATH } from './version';
 
 /**
  * Permission scopes of an API key. The contract names `INSUFFICIENT_PERMISSIONS` but not the
- * scopes; these are this project's choice (README, "Contract notes").
+ * scopes; these are this project's choice (docs/contract-notes.md).
  */
 export const PERMISSIONS = [
   'accounts:read',

@@ -2,8 +2,8 @@ import * as z from 'zod';
 
 /**
  * Every error code of the service with its HTTP status. The first block is the contract's own;
- * the second holds the codes this project chose where the contract says "not shown" (see the
- * README's "Contract notes").
+ * the second holds the codes this project chose where the contract says "not shown" (see
+ * docs/contract-notes.md).
  */
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,
@@ -60,7 +60,7 @@ export const ERROR_DETAILS = {
   DELIVERABLE_NOT_FOUND: z.object({ project_id: id }),
   DOCUMENT_NOT_FOUND: z.object({ document_id: id }),
   PROJECT_NOT_FOUND: z.object({ project_id: id }),
-  // existing_account_id only when the account is the caller's own (README, "Contract notes").
+  // existing_account_id only when the account is the caller's own (docs/contract-notes.md).
   DUPLICATE_EMAIL: z.object({ email: z.string(), existing_account_id: id.optional() }),
   DELIVERABLE_EXISTS: z.object({ project_id: id, deliverable_id: id }),
   RATE_LIMIT_EXCEEDED: z.object({ limit: z.number(), window_seconds: z.number(), reset_at: z.string() }),

@@ -29,7 +29,7 @@ const NOT_FOUND_OF_PARAMETER: Record<string, ErrorCode> = {
 
 const ERROR_RESPONSE_SCHEMA = { $ref: '#/components/schemas/Error' };
 
-/** Every error code an operation may answer, in the order the mock checks them (README, "Contract notes"). */
+/** Every error code an operation may answer, in the order the mock checks them (docs/contract-notes.md). */
 export function errorCodesOf(name: EndpointName, endpoint: Endpoint): ErrorCode[] {
   const codes: ErrorCode[] = ['SERVICE_UNAVAILABLE'];
   if (endpoint.permission !== undefined) codes.push('INVALID_API_KEY', 'EXPIRED_API_KEY', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMIT_EXCEEDED');

@@ -16,7 +16,7 @@ export {
 
 /**
  * Field rules of the contract, written once and used by the mock (to validate requests), the CLI
- * (to refuse bad input before any request) and the README. Every message names the rule so that
+ * (to refuse bad input before any request) and the docs. Every message names the rule so that
  * `field: message` reads as a sentence.
  */
 

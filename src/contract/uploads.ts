@@ -1,7 +1,7 @@
 /**
  * Document uploads: the media types of tax paperwork and how a client's filename is stored.
  * The contract leaves the types, the size limit and the stored name "not shown": what the mock
- * accepts here is the mock's choice (README, "Contract notes"), which the client never applies to
+ * accepts here is the mock's choice (docs/contract-notes.md), which the client never applies to
  * another service (src/api/uploadRules.ts).
  */
 

@@ -9,7 +9,7 @@ export const LOGIN_LINK_PURPOSES = ['initial_access', 'expired_link', 'lost_cred
 export const PROJECT_TYPES = ['tax_return', 'quarterly_estimate', 'tax_planning', 'equity_planning'] as const;
 export const PROJECT_STATUSES = ['waiting_on_client', 'in_progress', 'in_review', 'completed'] as const;
 export const OUTSTANDING_ITEM_TYPES = ['missing_document', 'client_request'] as const;
-/** The contract shows `high` and `medium`; `low` completes the scale (a choice, see the README). */
+/** The contract shows `high` and `medium`; `low` completes the scale (a choice, see docs/contract-notes.md). */
 export const OUTSTANDING_ITEM_PRIORITIES = ['high', 'medium', 'low'] as const;
 export const DELIVERABLE_STATUSES = ['draft', 'completed', 'delivered'] as const;
 export const DELIVERABLE_TYPES = ['tax_return', 'quarterly_estimate', 'tax_plan', 'equity_plan'] as const;

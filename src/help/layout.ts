@@ -1,13 +1,14 @@
 import type { Command, Help } from 'commander';
-import { flagHelp, longName, type CommandSpec, type FlagSpec } from '../commands/spec';
+import { flagHelp, HELP_FLAG, longName, VERSION_FLAG, type CommandSpec, type FlagSpec } from '../commands/spec';
 import { wrapText } from '../output/wrap';
+import { blocksOf, terminalText } from './blocks';
 
 /**
  * Help laid out like the GitHub CLI's, from the declarations alone: a description, USAGE, the
  * commands (at the top, CORE COMMANDS with their descriptions and the ADDITIONAL COMMANDS by name,
- * so that it fits a 24-row screen), ARGUMENTS, FLAGS, INHERITED FLAGS (the program's, in every
- * command's help), EXAMPLES, JSON FIELDS and notes. Wrapped at word boundaries to the terminal's
- * width (80 in a pipe). A command added to the tree falls into place; `group: 'core'` puts a
+ * so that it fits a 24-row screen), ARGUMENTS, FLAGS, INHERITED FLAGS (one line naming the
+ * program's flags and `taxprep help flags`), EXAMPLES, JSON FIELDS and notes (paragraphs, see
+ * blocks.ts). Wrapped at word boundaries to the terminal's width (80 in a pipe). A command added to the tree falls into place; `group: 'core'` puts a
  * top-level command among the core ones.
  */
 
@@ -18,8 +19,6 @@ export function declareHelp(command: Command, spec: CommandSpec): void {
   declarations.set(command, spec);
 }
 
-const HELP_FLAG: FlagSpec = { flag: '-h, --help', help: 'show help for a command' };
-const VERSION_FLAG: FlagSpec = { flag: '-V, --version', help: 'print the version' };
 
 export function formatHelp(command: Command, helper: Help): string {
   const width = Math.max(40, helper.helpWidth ?? 80);
@@ -38,7 +37,7 @@ export function formatHelp(command: Command, helper: Help): string {
   return `${text}\n`;
 }
 
-/** A heading (none for the description and notes) and its text; `code`: command lines, never wrapped. */
+/** A heading (none for the description and notes) and its text; `code`: command lines, or text laid out already. */
 type Section = [title: string | undefined, body: string, code?: boolean];
 
 function rootOf(command: Command): Command {
@@ -83,8 +82,21 @@ function flagRows(flags: readonly FlagSpec[]): string {
   return rows(flags.map((flag) => [flag.flag, flagHelp(flag)]));
 }
 
-function examplesOf(spec: CommandSpec): Section | undefined {
-  return spec.examples?.length ? ['EXAMPLES', spec.examples.map((line) => `  $ ${line}`).join('\n'), true] : undefined;
+/**
+ * Example command lines, `$ ` first, never wrapped (they are to be copied): a trailing `# comment`
+ * that would take the line past `width` goes on a line of its own above its command.
+ */
+export function exampleLines(examples: readonly string[], width: number, indent = ''): string[] {
+  return examples.flatMap((example) => {
+    const line = `${indent}$ ${example}`;
+    const comment = /^(.*?\S)\s+(# .*)$/.exec(example);
+    if (line.length <= width || comment === null) return [line];
+    return [`${indent}${comment[2]}`, `${indent}$ ${comment[1]}`];
+  });
+}
+
+function examplesOf(spec: CommandSpec, width: number): Section | undefined {
+  return spec.examples?.length ? ['EXAMPLES', exampleLines(spec.examples, width, '  ').join('\n'), true] : undefined;
 }
 
 function rootSections(spec: CommandSpec, width: number): Array<Section | undefined> {
@@ -98,22 +110,27 @@ function rootSections(spec: CommandSpec, width: number): Array<Section | undefin
     ['USAGE', `  ${spec.name} <command> [subcommand] [flags]`],
     core.length > 0 ? ['CORE COMMANDS', commandRows(core, width)] : undefined,
     additional.length > 0 ? ['ADDITIONAL COMMANDS', `  ${additional.map((sub) => sub.name).join(', ')}`] : undefined,
-    ['FLAGS (every command takes them; its help explains each)', `  ${flags.join(', ')}`],
-    examplesOf(spec),
+    ['FLAGS (every command takes them: taxprep help flags)', `  ${flags.join(', ')}`],
+    examplesOf(spec, width),
   ];
 }
 
-function commandSections(command: Command, spec: CommandSpec, rootSpec: CommandSpec, width: number): Array<Section | undefined> {
-  const path = pathOf(command);
-  const commands = visible(spec.subcommands);
+/** The USAGE lines of a command: how it runs (required flags shown), and how its subcommands do. */
+export function usageLines(path: string, spec: CommandSpec): string[] {
   const usage: string[] = [];
   if (spec.load !== undefined) {
     const required = (spec.flags ?? []).filter((flag) => flag.required).map((flag) => flag.flag.replace(/^-\w, /, ''));
     usage.push([path, ...(spec.arguments ?? []).map((argument) => argument.name), ...required, '[flags]'].join(' '));
   }
-  if (commands.length > 0) usage.push(`${path} <command> [flags]`);
+  if (visible(spec.subcommands).length > 0) usage.push(`${path} <command> [flags]`);
+  return usage;
+}
+
+function commandSections(command: Command, spec: CommandSpec, rootSpec: CommandSpec, width: number): Array<Section | undefined> {
+  const commands = visible(spec.subcommands);
+  const usage = usageLines(pathOf(command), spec);
   const own = new Set((spec.flags ?? []).map(longName));
-  const inherited = [...(rootSpec.flags ?? []).filter((flag) => !own.has(longName(flag))), HELP_FLAG];
+  const inherited = [HELP_FLAG, ...(rootSpec.flags ?? [])].map(longName).filter((name) => !own.has(name));
   const argumentRows = (spec.arguments ?? []).map((argument): [string, string] => [
     argument.name,
     argument.values ? `${argument.help}: ${argument.values.join(', ')}` : argument.help,
@@ -124,9 +141,10 @@ function commandSections(command: Command, spec: CommandSpec, rootSpec: CommandS
     commands.length > 0 ? ['COMMANDS', commandRows(commands, width)] : undefined,
     argumentRows.length > 0 ? ['ARGUMENTS', rows(argumentRows)] : undefined,
     spec.flags?.length ? ['FLAGS', flagRows(spec.flags)] : undefined,
-    ['INHERITED FLAGS', flagRows(inherited)],
-    examplesOf(spec),
+    // One line, as gh does: the program's flags are the same in every command (`taxprep help flags`).
+    ['INHERITED FLAGS', `  ${inherited.slice(0, 4).join(', ')} and ${inherited.length - 4} more: see \`taxprep help flags\``],
+    examplesOf(spec, width),
     spec.jsonFields ? ['JSON FIELDS (--json FIELD,...)', `  ${spec.jsonFields.join(', ')}`] : undefined,
-    spec.notes === undefined ? undefined : [undefined, spec.notes],
+    spec.notes === undefined ? undefined : [undefined, terminalText(blocksOf(spec.notes), width), true],
   ];
 }

@@ -1,10 +1,10 @@
 import type { CommandSpec } from '../commands/spec';
 
-export const HELP_TOPIC_NAMES = ['environment', 'exit-codes'] as const;
+export const HELP_TOPIC_NAMES = ['environment', 'exit-codes', 'formatting', 'flags'] as const;
 export type HelpTopic = (typeof HELP_TOPIC_NAMES)[number];
 
 /**
- * `taxprep help [topic | command...]`: the topics (environment, exit-codes) or a command's help.
+ * `taxprep help [topic | command...]`: a topic (`HELP_TOPIC_NAMES`) or a command's help.
  * Replaces commander's built-in help command, which knows nothing of topics.
  */
 export const help: CommandSpec = {

@@ -1,19 +1,35 @@
 import type { Command } from 'commander';
+import { flagHelp, HELP_FLAG, VERSION_FLAG } from '../commands/spec';
+import { program as programSpec } from '../commands/tree';
 import { ENVIRONMENT_VARIABLES, DEFAULT_BASE_URL } from '../config/settings';
 import { EXIT_CODE_MEANINGS, UsageError } from '../errors';
+import { terminalText, type Block } from './blocks';
 import type { HelpTopic } from './register';
 
-export const HELP_TOPICS: Record<HelpTopic, () => string> = {
-  environment: environmentTopic,
-  'exit-codes': exitCodesTopic,
+/**
+ * The help topics, written once as blocks: `taxprep help TOPIC` wraps them to the terminal,
+ * taxprep(1) sets them as roff and docs/commands/ as markdown (src/commands/man.ts, markdown.ts).
+ */
+export interface TopicText {
+  /** One line: the topic's title in docs/ and man. */
+  title: string;
+  blocks(): Block[];
+}
+
+export const HELP_TOPICS: Record<HelpTopic, TopicText> = {
+  environment: { title: 'Settings and environment variables', blocks: environmentBlocks },
+  'exit-codes': { title: 'Exit codes', blocks: exitCodeBlocks },
+  formatting: { title: 'Output formats: tables, TSV, --json, --jq', blocks: formattingBlocks },
+  flags: { title: 'The flags every command takes', blocks: flagBlocks },
 };
 
 /** Prints a topic, or the help of the command the words name (`taxprep help docs upload`). */
 export function showHelp(program: Command, words: string[]): void {
   if (words.length === 0) return program.outputHelp();
-  const topic = HELP_TOPICS[words.join(' ') as HelpTopic] as (() => string) | undefined;
+  const topic = HELP_TOPICS[words.join(' ') as HelpTopic] as TopicText | undefined;
   if (topic !== undefined) {
-    program.configureOutput().writeOut!(topic());
+    const output = program.configureOutput();
+    output.writeOut!(`${terminalText(topic.blocks(), output.getOutHelpWidth?.() ?? 80)}\n`);
     return;
   }
   let command = program;
@@ -63,21 +79,28 @@ function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-function table(rows: ReadonlyArray<[string, string]>): string {
-  const width = Math.max(...rows.map(([name]) => name.length));
-  return rows.map(([name, text]) => `  ${name.padEnd(width)}  ${text}`).join('\n');
+/** `taxprep help environment`: where settings come from, and every variable read. */
+function environmentBlocks(): Block[] {
+  const { profile, apiKey, baseUrl } = ENVIRONMENT_VARIABLES;
+  return [
+    { kind: 'paragraph', text: 'Settings are taken in this order; the first that gives a value wins:' },
+    {
+      kind: 'steps',
+      items: [
+        'flags: --profile, --base-url (a profile chosen with --profile supplies its key and base URL)',
+        `environment: ${profile}, ${apiKey}, ${baseUrl}`,
+        `the profile: the one named by ${profile}, else the default profile`,
+        `defaults: base URL ${DEFAULT_BASE_URL} (where \`taxprep serve --mock\` listens)`,
+      ],
+    },
+    { kind: 'paragraph', text: '`taxprep whoami` shows what is in effect and where each setting came from.' },
+    { kind: 'paragraph', text: 'Environment variables:' },
+    { kind: 'rows', rows: ENVIRONMENT_ROWS },
+  ];
 }
 
-/** The order settings are taken in, for `taxprep help environment` and taxprep(1). */
-export const SETTINGS_ORDER = `Settings are taken in this order; the first that gives a value wins:
-  1. flags: --profile, --base-url (a profile chosen with --profile supplies its key and base URL)
-  2. environment: ${ENVIRONMENT_VARIABLES.profile}, ${ENVIRONMENT_VARIABLES.apiKey}, ${ENVIRONMENT_VARIABLES.baseUrl}
-  3. the profile: the one named by ${ENVIRONMENT_VARIABLES.profile}, else the default profile
-  4. defaults: base URL ${DEFAULT_BASE_URL} (where \`taxprep serve --mock\` listens)
-\`taxprep whoami\` shows what is in effect and where each setting came from.`;
-
 /** Every environment variable taxprep reads, with what it does. */
-export const ENVIRONMENT_ROWS: ReadonlyArray<[string, string]> = [
+const ENVIRONMENT_ROWS: ReadonlyArray<[string, string]> = [
   [ENVIRONMENT_VARIABLES.apiKey, 'API key to use (for cron and CI; never pass a key as a flag)'],
   [ENVIRONMENT_VARIABLES.baseUrl, 'service address including /v1beta'],
   [ENVIRONMENT_VARIABLES.profile, 'stored profile to use instead of the default'],
@@ -96,21 +119,71 @@ export const ENVIRONMENT_ROWS: ReadonlyArray<[string, string]> = [
   ['BROWSER=none', 'print links instead of opening a browser (deliverables get --open)'],
 ];
 
-export function environmentTopic(): string {
-  return `${SETTINGS_ORDER}
-
-Environment variables:
-${table(ENVIRONMENT_ROWS)}
-`;
+/** `taxprep help exit-codes`. */
+function exitCodeBlocks(): Block[] {
+  return [
+    { kind: 'paragraph', text: 'Exit codes (the same for every command; scripts and cron can branch on them):' },
+    { kind: 'rows', rows: EXIT_CODE_MEANINGS.map(([code, meaning]) => [String(code), meaning] as const) },
+    { kind: 'paragraph', text: 'With --json, a failure also prints the error as JSON on stderr (as text when stderr is a terminal):' },
+    { kind: 'verbatim', text: '  {"error":{"code":"...","message":"...","details":{...}}}' },
+    {
+      kind: 'paragraph',
+      text: 'A stdout that cannot be written ends the command at its next line: 74 with one message (a full disk), 141 quietly when the reader went away; a login-link batch then stops sending, and its ledger keeps what it did.',
+    },
+  ];
 }
 
-export function exitCodesTopic(): string {
-  return `Exit codes (the same for every command; scripts and cron can branch on them):
-${table(EXIT_CODE_MEANINGS.map(([code, meaning]) => [String(code), meaning]))}
+/** `taxprep help formatting`: what each output mode prints, and where. */
+function formattingBlocks(): Block[] {
+  return [
+    {
+      kind: 'paragraph',
+      text: 'On a terminal, lists are tables with a header and single records are cards, with colour, sizes such as 84.0 KB and dates in UTC with a relative time. Tables fit the width of the terminal: dates are shortened first, then free text is cut with …, then the columns a row can be read without are left out (a line under the table names them). Ids, statuses and numbers are never shortened.',
+    },
+    {
+      kind: 'paragraph',
+      text: "In a pipe, lists are tab-separated rows without a header, one row per item, for cut -f and awk -F'\\t'; cards have no colour; values are exactly as the service sent them (ISO 8601 dates, byte counts) and nothing is shortened. TAXPREP_FORCE_TTY=1 prints as for a terminal.",
+    },
+    {
+      kind: 'paragraph',
+      text: "--json prints the service's JSON document on stdout, fields this version does not know included: pretty on a terminal, one compact line otherwise, nothing else on stdout. A failure prints nothing on stdout and one line of JSON on stderr in the service's error shape (as text when stderr is a terminal).",
+    },
+    {
+      kind: 'paragraph',
+      text: "--json FIELDS keeps only those fields, comma-separated: of the document, or of each item of a list (the list's total_count and has_more stay). Each command's help lists its fields; an unknown field is refused (exit 2) before anything is sent. The word after --json is read as fields only when it looks like a field list and names no command.",
+    },
+    {
+      kind: 'paragraph',
+      text: "--jq EXPRESSION filters the JSON output with jq 1.8, built in (no jq needed), and implies --json. Strings print as text, anything else as JSON. It sees what --json prints: after --json FIELDS, the whole list with --all, each line with --ndjson. An expression jq cannot compile is refused (exit 2) before anything is sent.",
+    },
+    {
+      kind: 'paragraph',
+      text: '--ndjson (docs list, deliverables list) prints one item a line as pages arrive, and wins over --json. Batches (login-link --from, accounts import, docs sync) print one JSON line an item under --json.',
+    },
+    {
+      kind: 'paragraph',
+      text: 'Data goes to stdout; messages (empty lists, next-page hints, retries, progress, summaries) go to stderr. Colour only on a terminal, and never with NO_COLOR, TERM=dumb or --no-color; FORCE_COLOR turns it on in a pipe.',
+    },
+    { kind: 'paragraph', text: 'Examples:' },
+    {
+      kind: 'verbatim',
+      text: [
+        "  taxprep docs list 1001 --tax-year 2025 | cut -f1,2",
+        '  taxprep docs list 1001 --json id,filename',
+        "  taxprep docs list 1001 --jq '.documents[].filename'",
+        "  taxprep deliverables list --all --ndjson | jq -r .id",
+      ].join('\n'),
+    },
+  ];
+}
 
-With --json, a failure also prints the error as JSON on stderr: {"error":{"code":"...","message":"...","details":{...}}}
-(as text when stderr is a terminal).
-A stdout that cannot be written ends the command at its next line: 74 with one message (a full disk),
-141 quietly when the reader went away; a login-link batch then stops sending, and its ledger keeps what it did.
-`;
+/** `taxprep help flags`: the program's flags, which every command's help names in one line. */
+function flagBlocks(): Block[] {
+  return [
+    {
+      kind: 'paragraph',
+      text: 'Every command takes these flags, before or after its own words: `taxprep --json accounts get 1001` is `taxprep accounts get 1001 --json`. A command\'s own flags are in its help.',
+    },
+    { kind: 'rows', rows: [...(programSpec.flags ?? []), HELP_FLAG, VERSION_FLAG].map((flag) => [flag.flag, flagHelp(flag)] as const) },
+  ];
 }

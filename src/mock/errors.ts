@@ -23,7 +23,7 @@ export class MockError<C extends ErrorCode = ErrorCode> extends Error {
 
 /**
  * Parses `input` with `schema`, or throws `code` with field -> messages details. Bodies fail with
- * `VALIDATION_ERROR`, paths and queries with `INVALID_PARAMETERS` (README, "Contract notes").
+ * `VALIDATION_ERROR`, paths and queries with `INVALID_PARAMETERS` (docs/contract-notes.md).
  */
 export function parseOrThrow<S extends z.ZodType>(
   schema: S,

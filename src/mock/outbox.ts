@@ -20,8 +20,7 @@ const INSTRUCTIONS = [
 ].join('\n');
 
 /**
- * The email a login-link generation sends, with `notification_settings` applied (README, "Contract
- * notes"): `custom_subject` replaces the subject, `custom_message` comes before the link,
+ * The email a login-link generation sends, with `notification_settings` applied (docs/contract-notes.md): `custom_subject` replaces the subject, `custom_message` comes before the link,
  * `include_instructions` (default true) adds how-to steps, and `partner_branded` sends it in the
  * partner's name instead of the service's.
  */

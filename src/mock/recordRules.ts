@@ -3,7 +3,7 @@ import { DOCUMENT_MEDIA_TYPES, multilineText, oneOf, text } from '../contract';
 /**
  * Field rules of records that only the mock creates: a seed fixture (`fixture.ts`) and the
  * `/_mock` controls (`controls/records.ts`) both write them, and must agree. The contract only
- * shows these fields in answers, so it sets no limits of its own (README, "Contract notes").
+ * shows these fields in answers, so it sets no limits of its own (docs/contract-notes.md).
  */
 
 export const TITLE_MAX_CHARACTERS = 200;

@@ -40,7 +40,7 @@ export const JSON_BODY_MAX_BYTES = 1024 * 1024;
 export const NO_FAULTS: FaultSettings = { latencyMs: 0, errorRate: 0, dropRate: 0 };
 
 /**
- * What one client may hold of the server (the contract is silent; README, "Contract notes"): a
+ * What one client may hold of the server (the contract is silent; docs/contract-notes.md): a
  * client that sends its request head slowly is answered 408 and dropped, an idle keep-alive
  * connection is closed, and connections beyond the cap are refused, so that a handful of slow or
  * idle clients can never stop `/health` from answering.

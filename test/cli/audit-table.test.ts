@@ -4,14 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The audit of every client-side rule (README, "What the client refuses, and why"): each refusal
+ * The audit of every client-side rule (docs/contract-notes.md, "What the client refuses, and why"): each refusal
  * in src/commands and src/batch has a row saying where the rule comes from and what the client
  * does against a service whose rule is unknown. The source is walked: a refusal without a row,
  * or a row whose refusal is gone, fails here, naming it.
  */
 
 /** The file that holds the audit table, from the repository root: change it here when the table moves. */
-export const AUDIT_TABLE_FILE = 'README.md';
+export const AUDIT_TABLE_FILE = 'docs/contract-notes.md';
 /** The heading above the table in that file. */
 export const AUDIT_TABLE_HEADING = 'What the client refuses, and why';
 
@@ -113,8 +113,8 @@ export interface AuditRow {
 /** The table's rows: `| src/... | \`head\` | source | against an unknown rule |`. */
 export function readAuditTable(): AuditRow[] {
   const text = readFileSync(join(ROOT, AUDIT_TABLE_FILE), 'utf8');
-  const start = text.indexOf(`### ${AUDIT_TABLE_HEADING}`);
-  if (start < 0) throw new Error(`${AUDIT_TABLE_FILE} has no heading "### ${AUDIT_TABLE_HEADING}"`);
+  const start = text.indexOf(`## ${AUDIT_TABLE_HEADING}`);
+  if (start < 0) throw new Error(`${AUDIT_TABLE_FILE} has no heading "## ${AUDIT_TABLE_HEADING}"`);
   const section = text.slice(start).split(/\n#{1,3} /)[0]!;
   const rows: AuditRow[] = [];
   for (const line of section.split('\n')) {

@@ -114,10 +114,10 @@ describe.each(Object.keys(committed) as Shell[])('%s, in the real shell', (shell
   });
 });
 
-/** The README's "completion" steps, run as written in a fresh home, then each shell loading the script on demand. */
-describe("the README's install steps", () => {
-  const readme = readFileSync(root('README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### `completion`'), readme.indexOf('\n## ', readme.indexOf('### `completion`')));
+/** The completion steps of docs/install.md, run as written in a fresh home, then each shell loading the script on demand. */
+describe('the install steps of docs/install.md', () => {
+  const guide = readFileSync(root('docs/install.md'), 'utf8');
+  const section = guide.slice(guide.indexOf('## Shell completion'), guide.indexOf('\n## ', guide.indexOf('## Shell completion')));
   const steps = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
   const missing = (Object.keys(committed) as Shell[]).filter((shell) => !present(shell));
 

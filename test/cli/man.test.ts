@@ -59,10 +59,10 @@ describe('man pages (man/, written by npm run completions)', () => {
   });
 
   it('text that would read as roff requests or escapes prints as written', () => {
-    const tricky: CommandSpec = { name: 'x', description: 'Back\\slash', notes: ".leading dot\n'leading quote", load: async () => ({ parseOptions: () => ({}), run: async () => 0 }) };
+    const tricky: CommandSpec = { name: 'x', description: 'Back\\slash', notes: ".leading dot\n\n'leading quote", load: async () => ({ parseOptions: () => ({}), run: async () => 0 }) };
     const text = manPages({ ...program, subcommands: [tricky] }, '1')[1]!.text;
     expect(text).toContain('Back\\eslash');
-    expect(text).toContain("\\&.leading dot\n\\&'leading quote");
+    expect(text).toContain(".PP\n\\&.leading dot\n.PP\n\\&'leading quote");
     expect(text).not.toMatch(/^\.leading/m);
   });
 

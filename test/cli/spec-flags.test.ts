@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { buildProgram, parseGlobalOptions } from '../../src/cli';
-import { TABLE_END, TABLE_START, commandTable } from '../../src/commands/readme';
+import { buildProgram } from '../../src/cli';
 import { flagHelp, longName, takesValue, walk, type CommandSpec, type FlagSpec } from '../../src/commands/spec';
 import { program as tree } from '../../src/commands/tree';
 import {
@@ -16,48 +14,13 @@ import {
   ProjectListItem,
   ProjectStatusRecord,
 } from '../../src/contract';
-import { UsageError } from '../../src/errors';
+import { argvOf, refusal } from '../helpers/commandLines';
 
 /**
  * The declarations against the contract: every value, range and length a flag's help documents
  * is what its validation (the contract's zod schema, through the flag -> field mapping) accepts,
  * and nothing it does not document is an enum.
  */
-
-/** An example's command line as argv: the words after `taxprep`, up to a pipe, redirection or comment. */
-function argvOf(example: string): string[] | undefined {
-  const line = example.replace(/\\\n\s*/g, '');
-  if (!line.startsWith('taxprep ')) return undefined;
-  const words: string[] = [];
-  for (const match of line.slice('taxprep '.length).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) {
-    const word = match[1] ?? match[2] ?? match[3]!;
-    if (match[3] !== undefined && /^(\||>|>>|#|&&)/.test(word)) break;
-    if (match[3] !== undefined && word.endsWith(';')) {
-      words.push(word.slice(0, -1));
-      break;
-    }
-    words.push(word);
-  }
-  return words;
-}
-
-/** Parses argv with the real tree, then the global flags and the command's flags; the UsageError, if any. */
-async function refusal(argv: string[]): Promise<UsageError | undefined> {
-  const program = buildProgram(
-    async (load, raw) => {
-      parseGlobalOptions(program.opts());
-      (await load()).parseOptions(raw);
-    },
-    { writeOut: () => undefined, writeErr: () => undefined },
-  );
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-    return undefined;
-  } catch (error) {
-    if (error instanceof UsageError) return error;
-    throw error;
-  }
-}
 
 const commands = walk(tree).filter(({ spec }) => spec.load !== undefined);
 
@@ -155,34 +118,12 @@ describe('--json FIELDS of each command are the fields of its contract document'
   });
 });
 
-describe('examples', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const fromSpecs = walk(tree).flatMap(({ spec }) => spec.examples ?? []);
-  // Commands in the README's code blocks: every `$ ` line of a console block, every line of a shell
-  // script; a console line whose output shows an exit code other than 0 is expected to be refused.
-  const commandLine = '(taxprep [^\\n]*(?:\\\\\\n[^\\n]*)*)';
-  const blocks = [...readme.matchAll(/```([a-z]*)\n([\s\S]*?)```/g)].map(([, language, block]) => ({ language, block: block! }));
-  const fromReadme = blocks.flatMap(({ language, block }) =>
-    [...block.matchAll(new RegExp(language === 'console' ? `^\\$ ${commandLine}$(?![^$]*^exit [1-9])` : `^${commandLine}$`, 'gm'))].map((match) => match[1]!),
-  );
-  const refusedInReadme = blocks.flatMap(({ block }) => [...block.matchAll(new RegExp(`^\\$ ${commandLine}$(?=[^$]*^exit 2$)`, 'gm'))].map((match) => match[1]!));
-  const lines = [...new Set([...fromSpecs, ...fromReadme])].filter((line) => argvOf(line) !== undefined);
-
-  it.each(refusedInReadme)('%s is refused', async (line) => {
-    expect(await refusal(argvOf(line)!)).toBeInstanceOf(UsageError);
-  });
-
-  it('are found in the declarations and the README', () => {
-    expect(fromReadme.length).toBeGreaterThan(40);
-    expect(lines.length).toBeGreaterThan(fromSpecs.length);
-  });
+describe("the declarations' examples", () => {
+  const lines = walk(tree)
+    .flatMap(({ spec }) => spec.examples ?? [])
+    .filter((line) => argvOf(line) !== undefined);
 
   it.each(lines)('%s', async (line) => {
     expect(await refusal(argvOf(line)!)).toBeUndefined();
-  });
-
-  it('the README command table is the one the declarations generate (npm run completions)', () => {
-    const start = readme.indexOf(TABLE_START);
-    expect(readme.slice(start, readme.indexOf(TABLE_END) + TABLE_END.length)).toBe(commandTable(tree));
   });
 });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseFixture } from '../../src/mock/fixture';
 import { cliCommandLine, makeHome, runCli, runScanned, startCli } from '../helpers/cli';
-import { renewalRecipe } from '../helpers/readmeRecipe';
+import { renewalRecipe } from '../helpers/cronRecipe';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, FIRST_ACCOUNT_ID, batchFixture } from './login-link.fixture';
 
@@ -126,7 +126,7 @@ describe('overlapping runs', () => {
   });
 });
 
-describe("the README's cron recipe, run as cron runs it", () => {
+describe("the cron recipe of docs/cron.md, run as cron runs it", () => {
   function recipe(clients: string): string {
     const script = renewalRecipe(cliCommandLine(), clients);
     expect(script).toBeDefined();

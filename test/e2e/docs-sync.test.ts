@@ -312,11 +312,11 @@ describe('docs sync: durability', () => {
   });
 });
 
-describe("the README's nightly sync recipe, run as cron runs it", () => {
+describe("the nightly sync recipe of docs/cron.md, run as cron runs it", () => {
   /** The recipe's script, word for word but for the two paths a machine chooses: taxprep's and the shared folder's. */
   function recipe(folder: string): string {
-    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-sync:[\s\S]*?)```/.exec(readme)?.[1];
+    const guide = readFileSync(fileURLToPath(new URL('../../docs/cron.md', import.meta.url)), 'utf8');
+    const script = /```sh\n(#!\/bin\/sh\n# \/usr\/local\/bin\/taxprep-sync:[\s\S]*?)```/.exec(guide)?.[1];
     expect(script).toBeDefined();
     return script!.replace('/usr/local/bin/taxprep ', `${cliCommandLine()} `).replace('/srv/shared/clients', folder);
   }

@@ -2,13 +2,13 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliCommandLine, makeHome, registerSecret, runCli, runScanned } from '../helpers/cli';
-import { renewalRecipe } from '../helpers/readmeRecipe';
+import { renewalRecipe } from '../helpers/cronRecipe';
 import { startServeMock, type ServedMock } from '../helpers/serveMock';
 
 /**
  * Issue 21, case 1: renewal right after onboarding must not email every client again and kill the
  * links just handed out. A real `serve --mock`, 15 clients imported (one with an invited spouse),
- * then the README's renewal recipe at once, after an `accounts create`, and 7 days later on the
+ * then the renewal recipe of docs/cron.md at once, after an `accounts create`, and 7 days later on the
  * mock's clock. Emails are counted in the mock's outbox, links in its login-link list.
  */
 
@@ -46,7 +46,7 @@ const links = async () => (await control<{ login_links: MockLink[] }>('/login-li
 const mockNow = async () => (await control<{ now: string }>('/clock')).now;
 const advance = (by: string) => control('/clock', { method: 'POST', body: { advance: by } });
 
-/** The README's recipe as cron runs it: no terminal, a bare environment, TAXPREP_NOW set to the mock's clock. */
+/** The recipe of docs/cron.md as cron runs it: no terminal, a bare environment, TAXPREP_NOW set to the mock's clock. */
 async function recipe(clients: string, now: string) {
   const script = join(home, 'taxprep-renew');
   const text = renewalRecipe(cliCommandLine(), clients);

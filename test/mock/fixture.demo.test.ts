@@ -14,7 +14,7 @@ import { parseFixture, stateFromFixture } from '../../src/mock/fixture';
 import { DEMO_API_KEYS, DEMO_FIXTURE } from '../../src/mock/seed';
 
 /**
- * Other tests and the README's walkthrough rely on the demo data having something of every kind;
+ * Other tests and the walkthrough in docs/getting-started.md rely on the demo data having something of every kind;
  * these assertions keep it that way.
  */
 const now = new Date('2026-03-01T12:00:00.000Z');

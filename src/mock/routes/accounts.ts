@@ -99,7 +99,7 @@ export const accountHandlers: Pick<Handlers, 'createAccount' | 'getAccount'> = {
     };
     state.accounts.push(account);
     const primary = newUser(deps, account, 'primary', body, null);
-    // The primary's link is handed to the partner in the answer, not emailed (README, "Contract notes").
+    // The primary's link is handed to the partner in the answer, not emailed (docs/contract-notes.md).
     const primaryLink = issueLoginLink(deps, primary, { purpose: 'initial_access', expiryHours: ACCOUNT_LINK_HOURS, redirectUrl: null, now });
     const spouse = body.spouse ? addSpouse(deps, now, account, primary, partner, body.spouse) : undefined;
     await deps.store.commit();

@@ -8,7 +8,7 @@ import { sendLoginLinkEmail } from '../outbox';
 import { sameEmail } from './accounts';
 
 /**
- * Checks run in this order (README, "Contract notes"): the account exists and is the partner's,
+ * Checks run in this order (docs/contract-notes.md): the account exists and is the partner's,
  * it is not suspended, the user is on it, then `expiry_hours`, then `redirect_url`. Field types
  * and `purpose` were already checked by the router against the contract's schema.
  */

@@ -1,7 +1,7 @@
 import type { DocumentRecord, OutstandingItemRecord, ProjectRecord } from '../state';
 
 /**
- * When an upload answers a `missing_document` item (README, "Simulating the preparer"). The item's
+ * When an upload answers a `missing_document` item (docs/mock.md, "Simulating the preparer"). The item's
  * key is the first word of its description that names a form (has a digit and is not a year:
  * `1098`, `1099-NEC`, `W-2`, `K-1`), else its first word (`Receipts`, `RSU`). An upload answers the
  * item when it belongs to the project's account and tax year, came at or after the request, and

@@ -7,7 +7,7 @@ import { isSettled, itemsOf, resumeWork, STEP_MS, stepProject, type Step, type S
 
 /**
  * `serve --mock --simulate`: the mock plays the preparer, moving projects along as the virtual
- * clock advances (README, "Simulating the preparer"). It works lazily: the server asks `due()`
+ * clock advances (docs/mock.md, "Simulating the preparer"). It works lazily: the server asks `due()`
  * before each request (a few comparisons) and, only when an hour step has come or an upload has
  * not been looked at yet, awaits `catchUp()`, which takes every step up to now. Nothing runs while
  * nobody asks, an advance of a year costs one catch-up at the next request, and no timer races

@@ -7,7 +7,7 @@ import { draw } from './random';
  * What the simulated preparer does to one project in one step (an hour of virtual time). Every
  * decision is a `draw` of the seed, the project, the step and what is decided, so the same seed
  * and the same uploads give the same records. The rules, with their odds per step, are in the
- * README ("Simulating the preparer"); the constants below are those odds.
+ * docs/mock.md ("Simulating the preparer"); the constants below are those odds.
  */
 
 /** One step of the simulation, in virtual time. */
