@@ -17,6 +17,11 @@ export interface FlagSpec {
   field?: string;
   /** The values the contract accepts (from src/contract/vocabulary.ts): listed in help and completions. */
   values?: readonly string[];
+  /**
+   * The contract lists `values` but does not say that others are refused: they are offered in help
+   * and completions, and any other is sent as given for the service to decide.
+   */
+  valuesOpen?: boolean;
   /** The integer range accepted. */
   range?: { readonly min: number; readonly max: number };
   maxCharacters?: number;
@@ -76,7 +81,7 @@ function listOr(values: readonly string[]): string {
 /** A flag's help line: its text, then the rule it is checked against, then its default. */
 export function flagHelp(flag: FlagSpec): string {
   let text = flag.help;
-  if (flag.values) text += `: ${listOr(flag.values)}`;
+  if (flag.values) text += flag.valuesOpen ? `, such as ${listOr(flag.values)} (others are sent as given)` : `: ${listOr(flag.values)}`;
   if (flag.range) text += `, ${flag.range.min}-${flag.range.max}`;
   if (flag.maxCharacters !== undefined) text += ` (at most ${flag.maxCharacters} characters)`;
   if (flag.repeatable) text += ' (repeatable)';

@@ -50,12 +50,12 @@ describe('wrapped where a person reads', () => {
 
   it('an error on a terminal wraps between words; in a pipe it stays one line', async () => {
     const stderr = new Terminal(40);
-    const code = await main(['login-link', '1001', '--purpose', 'bogus'], { env: {}, io: { stdout: new Terminal(40), stderr } });
+    const code = await main(['projects', 'list', '1001', '--status', 'bogus'], { env: {}, io: { stdout: new Terminal(40), stderr } });
     expect(code).toBe(EXIT.USAGE);
     const lines = stderr.text.trimEnd().split('\n');
     expect(lines.length).toBeGreaterThan(2);
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(40);
-    expect(stderr.text.replace(/\s+/g, ' ')).toContain('initial_access, expired_link, lost_credentials, additional_user');
+    expect(stderr.text.replace(/\s+/g, ' ')).toContain('waiting_on_client, in_progress, in_review, completed');
   });
 
   it('a card on a terminal continues a long value under the values, and keeps a URL whole', () => {

@@ -17,7 +17,7 @@ const LEDGER_FLAG = ledgerFlag(LOGIN_LINKS_FILE_NAME);
 /** The flags of every link a run generates, and of the run itself: `login-link` and `login-link renew` alike. */
 const RUN_FLAGS: readonly FlagSpec[] = [
   { flag: '--expiry-hours <hours>', field: 'expiry_hours', help: 'hours until the link expires', range: EXPIRY_HOURS, default: String(EXPIRY_HOURS.default) },
-  { flag: '--purpose <purpose>', field: 'purpose', help: 'recorded for audit; a value not listed is sent as given and the service decides', values: LOGIN_LINK_PURPOSES, default: 'expired_link' },
+  { flag: '--purpose <purpose>', field: 'purpose', help: 'recorded for audit', values: LOGIN_LINK_PURPOSES, valuesOpen: true, default: 'expired_link' },
   { flag: '--redirect-url <url>', field: 'redirect_url', help: 'https URL on a domain permitted for your partner account, opened after login' },
   { flag: '--no-notify', field: 'send_notification', help: 'do not email the link to the user' },
   { flag: '--partner-branded', field: 'notification_settings.partner_branded', help: 'send the email with your branding' },
