@@ -101,7 +101,7 @@ complete -c taxprep -n '__taxprep_at taxprep/docs' -a sync -d 'Upload the files 
 complete -c taxprep -n '__taxprep_at taxprep/docs' -a list -d 'List an account\'s documents, a page at a time or all of them'
 complete -c taxprep -n '__taxprep_at taxprep/docs' -a get -d 'Show one document'
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -F
-complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l tax-year -x -d 'tax year the documents belong to (required)'
+complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l tax-year -x -d 'tax year of the documents, such as 2025 (required)'
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l description -x -d 'free text stored with every uploaded document'
 complete -c taxprep -n '__taxprep_at taxprep/docs/upload' -l allow-duplicate -d 'upload even a file whose name the account already has for that tax year'
 complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -F
@@ -123,7 +123,7 @@ complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l max-pages -x -d 'with
 complete -c taxprep -n '__taxprep_at taxprep/docs/list' -l ndjson -d 'one JSON document per line, printed as pages arrive'
 complete -c taxprep -n '__taxprep_at taxprep/projects' -a list -d 'List an account\'s projects with their status and progress'
 complete -c taxprep -n '__taxprep_at taxprep/projects' -a status -d 'Show a project\'s status, progress and outstanding items'
-complete -c taxprep -n '__taxprep_at taxprep/projects/list' -l tax-year -x -d 'only projects of this tax year'
+complete -c taxprep -n '__taxprep_at taxprep/projects/list' -l tax-year -x -d 'only projects of this tax year, such as 2025'
 complete -c taxprep -n '__taxprep_at taxprep/projects/list' -l type -x -a 'tax_return quarterly_estimate tax_planning equity_planning' -d 'only projects of this type'
 complete -c taxprep -n '__taxprep_at taxprep/projects/list' -l status -x -a 'waiting_on_client in_progress in_review completed' -d 'only projects with this status'
 complete -c taxprep -n '__taxprep_at taxprep/projects/status' -l watch -d 'keep looking until the project is completed: redraws on a terminal, prints a line per change in a pipe (NDJSON with --json)'

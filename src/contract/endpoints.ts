@@ -7,8 +7,10 @@ import {
   DocumentPath,
   DocumentUploadFields,
   LoginLinkRequest,
+  MockDocumentListQuery,
   MockDocumentUploadFields,
   MockLoginLinkRequest,
+  MockProjectListQuery,
   ProjectListQuery,
   ProjectPath,
 } from './requests';
@@ -56,6 +58,8 @@ export interface Endpoint {
   body?: z.ZodType;
   /** The body as the mock takes it, when the mock adds rules of its own that the contract does not show (the client checks `body`). */
   mockBody?: z.ZodType;
+  /** The query as the mock takes it, likewise. */
+  mockQuery?: z.ZodType;
   multipart?: true;
   response: z.ZodType;
   successStatus: 200 | 201;
@@ -107,6 +111,7 @@ export const endpoints = {
     permission: 'documents:read',
     params: AccountPath,
     query: DocumentListQuery,
+    mockQuery: MockDocumentListQuery,
     response: DocumentList,
     successStatus: 200,
   },
@@ -124,6 +129,7 @@ export const endpoints = {
     permission: 'projects:read',
     params: AccountPath,
     query: ProjectListQuery,
+    mockQuery: MockProjectListQuery,
     response: ProjectList,
     successStatus: 200,
   },

@@ -79,7 +79,7 @@ export function openApiDocument(options: OpenApiOptions): Record<string, unknown
 }
 
 function operation(name: EndpointName, endpoint: Endpoint, options: OpenApiOptions): Operation {
-  const parameters = [...parametersOf(endpoint.params, 'path'), ...parametersOf(endpoint.query, 'query')];
+  const parameters = [...parametersOf(endpoint.params, 'path'), ...parametersOf(endpoint.mockQuery ?? endpoint.query, 'query')];
   return {
     operationId: name,
     ...(endpoint.permission === undefined ? { security: [] } : { security: [{ apiKey: [] }], 'x-permission': endpoint.permission }),

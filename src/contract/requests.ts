@@ -5,6 +5,7 @@ import {
   DESCRIPTION_MAX_CHARACTERS,
   OFFSET_MAX,
   PAGE_SIZE,
+  MOCK_TAX_YEAR,
   TAX_YEAR,
   boolean,
   email,
@@ -95,7 +96,9 @@ const page = {
   limit: integer(PAGE_SIZE.min, PAGE_SIZE.max).optional(),
   offset: integer(0, OFFSET_MAX, `an integer from 0 to ${OFFSET_MAX}`).optional(),
 };
-const taxYear = integer(TAX_YEAR.min, TAX_YEAR.max, `a year from ${TAX_YEAR.min} to ${TAX_YEAR.max}`);
+const taxYear = integer(TAX_YEAR.min, TAX_YEAR.max, 'a year of four digits');
+/** The mock's own range of years (its choice: the contract says only "a year"). */
+const mockTaxYear = integer(MOCK_TAX_YEAR.min, MOCK_TAX_YEAR.max, `a year from ${MOCK_TAX_YEAR.min} to ${MOCK_TAX_YEAR.max}`);
 
 /** Query strings: unknown parameters are ignored, as HTTP caches and proxies may add their own. */
 export const DocumentListQuery = z.object({ tax_year: taxYear.optional(), ...page });
@@ -113,6 +116,9 @@ export const DeliverableListQuery = z.object({
 export type DocumentListQuery = z.input<typeof DocumentListQuery>;
 export type ProjectListQuery = z.input<typeof ProjectListQuery>;
 export type DeliverableListQuery = z.input<typeof DeliverableListQuery>;
+/** The list queries as the mock takes them: its own range of years. */
+export const MockDocumentListQuery = DocumentListQuery.extend({ tax_year: mockTaxYear.optional() });
+export const MockProjectListQuery = ProjectListQuery.extend({ tax_year: mockTaxYear.optional() });
 
 /**
  * The text fields of the multipart upload; `file` is checked by the upload handler as it streams.
@@ -124,8 +130,8 @@ export const DocumentUploadFields = z.strictObject({
 });
 export type DocumentUploadFields = z.input<typeof DocumentUploadFields>;
 
-/** What the mock takes: a description of at most 1000 characters (its choice). */
-export const MockDocumentUploadFields = DocumentUploadFields.extend({ description: multilineText(DESCRIPTION_MAX_CHARACTERS).optional() });
+/** What the mock takes: a year from 1900 to 2100 and a description of at most 1000 characters (its choices). */
+export const MockDocumentUploadFields = DocumentUploadFields.extend({ tax_year: mockTaxYear, description: multilineText(DESCRIPTION_MAX_CHARACTERS).optional() });
 
 export const AccountPath = z.object({ account_id: pathId });
 export const DocumentPath = z.object({ document_id: pathId });

@@ -11,6 +11,7 @@ export {
   NAME_MAX_CHARACTERS,
   OFFSET_MAX,
   PAGE_SIZE,
+  MOCK_TAX_YEAR,
   TAX_YEAR,
 } from './vocabulary';
 

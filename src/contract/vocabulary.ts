@@ -20,7 +20,12 @@ export const PAGE_SIZE = { min: 1, max: 100, default: 50 } as const;
 export const EXPIRY_HOURS = { min: 1, max: 168, default: 168 } as const;
 /** The login link returned with a new account expires 7 days after creation (Account: login_link_expires_at). */
 export const CREATION_LINK_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
-export const TAX_YEAR = { min: 1900, max: 2100 } as const;
+/**
+ * The contract says only that a tax year is "a year": the client takes any year of four digits and
+ * the service decides. The mock's range is its own choice (MOCK_TAX_YEAR), like its upload limits.
+ */
+export const TAX_YEAR = { min: 1000, max: 9999 } as const;
+export const MOCK_TAX_YEAR = { min: 1900, max: 2100 } as const;
 export const OFFSET_MAX = 1_000_000_000;
 export const DESCRIPTION_MAX_CHARACTERS = 1000;
 export const CUSTOM_SUBJECT_MAX_CHARACTERS = 200;

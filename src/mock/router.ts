@@ -66,7 +66,7 @@ function contractRoute(name: EndpointName, endpoint: Endpoint, handler: AnyHandl
     const result = handler(
       {
         params: parseParams(request.params),
-        query: endpoint.query ? parseOrThrow(endpoint.query, request.query, 'INVALID_PARAMETERS') : undefined,
+        query: endpoint.query ? parseOrThrow(endpoint.mockQuery ?? endpoint.query, request.query, 'INVALID_PARAMETERS') : undefined,
         // An absent body is an empty object: every field of the login-link request is optional.
         body: endpoint.body && !endpoint.multipart ? parseOrThrow(endpoint.mockBody ?? endpoint.body, request.body === undefined ? {} : request.body, 'VALIDATION_ERROR') : undefined,
         request,

@@ -89,6 +89,8 @@ describe('argv -> options', () => {
     ],
     ['docs get', ['docs', 'get', '5001'], { documentId: 5001 }],
     ['projects list', ['projects', 'list', '1001'], { accountId: 1001, query: {} }],
+    // The contract says only "a year": a year the mock would refuse (1900-2100 is its choice) is sent.
+    ['projects list --tax-year 1850', ['projects', 'list', '1001', '--tax-year', '1850'], { accountId: 1001, query: { tax_year: 1850 } }],
     [
       'projects list with filters',
       ['projects', 'list', '1001', '--tax-year', '2024', '--type', 'tax_return', '--status', 'in_review'],
@@ -124,7 +126,8 @@ describe('bad flags and arguments are refused before any request, naming the fla
       'must be a valid email address',
     ],
     ['a missing tax year', ['docs', 'upload', '1001', 'a.pdf'], '--tax-year', 'is required'],
-    ['a tax year that is not a year', ['docs', 'upload', '1001', 'a.pdf', '--tax-year', '24x'], '--tax-year', 'must be a year from 1900 to 2100'],
+    ['a tax year that is not a year', ['docs', 'upload', '1001', 'a.pdf', '--tax-year', '24x'], '--tax-year', 'must be a year of four digits'],
+    ['a tax year of five digits', ['docs', 'upload', '1001', 'a.pdf', '--tax-year', '20250'], '--tax-year', 'must be a year of four digits'],
     ['a page size over 100', ['docs', 'list', '1001', '--limit', '101'], '--limit', 'must be an integer from 1 to 100'],
     ['a page size of 0', ['deliverables', 'list', '--limit', '0'], '--limit', 'must be an integer from 1 to 100'],
     ['a negative offset', ['docs', 'list', '1001', '--offset', '-1'], '--offset', 'must be an integer from 0 to 1000000000'],

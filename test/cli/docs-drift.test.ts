@@ -37,7 +37,7 @@ describe('docs/commands/ is what npm run docs writes', () => {
     for (const page of pages.slice(1)) expect(index, page.file).toContain(`](${page.file})`);
     const upload = pages.find((page) => page.file === 'taxprep-docs-upload.md')!.text;
     expect(upload).toContain('taxprep docs upload <account-id> <file...> --tax-year <year> [flags]');
-    expect(upload).toContain('| `--tax-year <year>` | tax year the documents belong to, 1900-2100 (required) |');
+    expect(upload).toContain('| `--tax-year <year>` | tax year of the documents, such as 2025 (required) |');
   });
 
   it('fails on a stale page, a missing one and one no command has (scratch copy)', () => {

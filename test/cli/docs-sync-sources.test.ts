@@ -71,7 +71,7 @@ describe('walking <dir>/<account-id>/<tax-year>/<file>', () => {
       { where: '1001/2025/loop', problem: 'is a symbolic link that loops (a directory inside itself)' },
       { where: '1001/2025/self', problem: 'is a symbolic link that loops' },
       { where: '1001/2025/sub', problem: 'is a directory below <account-id>/<tax-year>; the layout is <account-id>/<tax-year>/<file>' },
-      { where: '1001/twenty', problem: 'is not a tax year (1900-2100); the layout is <account-id>/<tax-year>/<file>' },
+      { where: '1001/twenty', problem: 'is not a tax year (a year of four digits); the layout is <account-id>/<tax-year>/<file>' },
       { where: 'clients', problem: 'is not an account id (a positive integer written plainly, such as 1001); the layout is <account-id>/<tax-year>/<file>' },
       { where: 'top.pdf', problem: 'is not inside <account-id>/<tax-year>/; the layout is <account-id>/<tax-year>/<file>' },
     ]);

@@ -62,7 +62,7 @@ describe('help like the GitHub CLI', () => {
   it('marks required flags in the usage line and beside the flag', async () => {
     const { stdout } = await help(['docs', 'upload', '--help']);
     expect(stdout).toContain('\n  taxprep docs upload <account-id> <file...> --tax-year <year> [flags]\n');
-    expect(stdout).toMatch(/^ {2}--tax-year <year> +tax year the documents belong to, 1900-2100 \(required\)$/m);
+    expect(stdout).toMatch(/^ {2}--tax-year <year> +tax year of the documents, such as 2025 \(required\)$/m);
     const create = await help(['accounts', 'create', '--help']);
     expect(create.stdout.replace(/\s+/g, ' ')).toContain('USAGE taxprep accounts create --email <email> --first-name <name> --last-name <name> [flags] FLAGS');
   });

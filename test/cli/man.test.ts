@@ -36,7 +36,7 @@ describe('man pages (man/, written by npm run completions)', () => {
     const upload = plain(page('taxprep-docs-upload.1'));
     const spec = walk(program).find(({ path }) => path.join(' ') === 'docs upload')!.spec;
     for (const flag of spec.flags ?? []) expect(upload).toContain(longName(flag));
-    expect(upload).toContain('tax year the documents belong to, 1900-2100 (required)');
+    expect(upload).toContain('tax year of the documents, such as 2025 (required)');
     expect(upload).toContain('$ taxprep docs upload');
     expect(upload).toMatch(/^\.TH "TAXPREP-DOCS-UPLOAD" "1"/m);
   });

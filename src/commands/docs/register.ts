@@ -1,4 +1,3 @@
-import { TAX_YEAR } from '../../contract/vocabulary';
 import { batchRunFlags } from '../../batch/flags';
 import { DOCUMENTS_FILE_NAME } from '../../batch/ledgers/fileNames';
 import { pageFlags } from '../pageFlags';
@@ -7,7 +6,7 @@ import type { CommandSpec, FlagSpec } from '../spec';
 const ACCOUNT_ID = { name: '<account-id>', help: 'account identifier' };
 const LIST_ITEM_FIELDS = ['id', 'filename', 'tax_year', 'description', 'uploaded_at'] as const;
 const DOCUMENT_FIELDS = [...LIST_ITEM_FIELDS, 'account_id', 'file_size', 'file_type'] as const;
-const TAX_YEAR_FLAG: FlagSpec = { flag: '--tax-year <year>', field: 'tax_year', help: 'tax year the documents belong to', range: TAX_YEAR };
+const TAX_YEAR_FLAG: FlagSpec = { flag: '--tax-year <year>', field: 'tax_year', help: 'tax year of the documents, such as 2025' };
 
 export const uploadDocuments: CommandSpec = {
   name: 'upload',

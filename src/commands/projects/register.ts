@@ -1,4 +1,4 @@
-import { PROJECT_STATUSES, PROJECT_TYPES, TAX_YEAR } from '../../contract/vocabulary';
+import { PROJECT_STATUSES, PROJECT_TYPES } from '../../contract/vocabulary';
 import type { CommandSpec } from '../spec';
 
 export const DEFAULT_WATCH_INTERVAL = '30s';
@@ -11,7 +11,7 @@ export const listProjects: CommandSpec = {
   description: "List an account's projects with their status and progress",
   arguments: [{ name: '<account-id>', help: 'account identifier' }],
   flags: [
-    { flag: '--tax-year <year>', field: 'tax_year', help: 'only projects of this tax year', range: TAX_YEAR },
+    { flag: '--tax-year <year>', field: 'tax_year', help: 'only projects of this tax year, such as 2025' },
     { flag: '--type <type>', field: 'type', help: 'only projects of this type', values: PROJECT_TYPES },
     { flag: '--status <status>', field: 'status', help: 'only projects with this status', values: PROJECT_STATUSES },
   ],

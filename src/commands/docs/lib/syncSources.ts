@@ -101,7 +101,7 @@ export function accountIdProblem(name: string): string | undefined {
 
 export function taxYearProblem(name: string): string | undefined {
   const year = /^\d{4}$/.test(name) ? Number(name) : NaN;
-  return year >= TAX_YEAR.min && year <= TAX_YEAR.max ? undefined : `is not a tax year (${TAX_YEAR.min}-${TAX_YEAR.max})`;
+  return year >= TAX_YEAR.min && year <= TAX_YEAR.max ? undefined : 'is not a tax year (a year of four digits)';
 }
 
 /**
