@@ -21,6 +21,8 @@ export const OUTBOX: LedgerKind = {
   fileName: 'outbox.ndjson',
   types: ['event', 'attempt', 'redeliver', 'pass'],
   damagedHint: 'deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time',
+  // 100,000 pending deliveries would otherwise hold 100,000 bodies in memory; each is read from the file when sent.
+  keptOnDisk: ['body'],
 };
 
 /** `<data dir>/outbox/<profile>-<digest of the base URL>.ndjson`. */
@@ -30,19 +32,24 @@ export function defaultOutboxPath(env: Record<string, string | undefined>, profi
   return join(appDirectory('data', env), 'outbox', `${name}-${digest}.ndjson`);
 }
 
+/** An `event` line as the fold holds it: its body stays in the file (`Outbox.bodyOf` reads it). */
 export interface EventEntry {
   type: 'event';
   /** The `webhook-id`: one per change, the same for every attempt and every hook. */
   id: string;
   event: string;
   hooks: string[];
-  /** The body as sent and signed (JSON text), so that every attempt sends the same bytes. */
-  body: string;
   /** When the change was seen (the body's `timestamp`). */
   seen_at: string;
   /** The watch pass that queued it; absent once the pass is committed (compaction drops it). */
   pass?: string;
   at: string;
+}
+
+/** An `event` line as written. */
+export interface EventLine extends EventEntry {
+  /** The body as sent and signed (JSON text), so that every attempt sends the same bytes. */
+  body: string;
 }
 
 export interface PassEntry {
@@ -76,6 +83,7 @@ export interface RedeliverEntry {
 }
 
 export type OutboxEntry = EventEntry | AttemptEntry | RedeliverEntry | PassEntry;
+export type OutboxLine = EventLine | AttemptEntry | RedeliverEntry | PassEntry;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -103,7 +111,7 @@ export function deliveryKey(id: string, hook: string): string {
   return `${id}:${hook}`;
 }
 
-export class OutboxView extends LedgerState<OutboxEntry> {
+export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   private readonly events = new Map<string, EventEntry>();
   /** In the order queued: an `--ordered` hook is sent its deliveries in this order. */
   protected readonly deliveries = new Map<string, Delivery>();
@@ -158,7 +166,8 @@ export class OutboxView extends LedgerState<OutboxEntry> {
       case 'pass': {
         for (const event of this.openPasses.get(entry.pass) ?? []) {
           if (entry.result === 'committed') {
-            delete event.pass;
+            // Not `delete`: that would turn each committed event into a larger dictionary-mode object.
+            event.pass = undefined;
             continue;
           }
           this.events.delete(event.id);
@@ -243,8 +252,13 @@ export class Outbox extends OutboxView {
     return outbox;
   }
 
+  /** The body a delivery of `event` sends, read from the outbox file. */
+  async bodyOf(event: EventEntry): Promise<string> {
+    return ((await this.readBack(event)) as EventLine).body;
+  }
+
   /** Queues changes (durable when it resolves); ids already queued are left as they are. */
-  async queue(events: Array<Omit<EventEntry, 'type'>>): Promise<void> {
+  async queue(events: Array<Omit<EventLine, 'type'>>): Promise<void> {
     const fresh = events.filter((event) => event.hooks.length > 0 && !this.hasEvent(event.id));
     await Promise.all(fresh.map((event) => this.append({ type: 'event', ...event })));
   }
