@@ -28,6 +28,14 @@ export interface LedgerKind {
    * source of truth; compaction copies these fields from the old lines into the new file.
    */
   keptOnDisk?: readonly string[];
+  /**
+   * Per entry type, fields whose values repeat from line to line (an event name, the time of a
+   * pass, a list of hook ids): the fold holds one copy of each distinct value instead of one per
+   * line, for as long as it lives, so a field with a new value on most lines (the time of an
+   * attempt) does not belong here. An array value is shared too, so the kind must replace it
+   * rather than change it in place.
+   */
+  sharedValues?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Where a complete line is in its file (bytes, the newline included). */
@@ -113,10 +121,6 @@ function parseEntry<E>(line: string, lineNumber: number, path: string, kind: Led
 /** Compact when at least this many lines are superseded (and at least as many as are live). */
 const COMPACT_MIN_DROPPED = 100;
 
-async function* jsonLines(entries: unknown[]): AsyncIterable<string> {
-  for (const entry of entries) yield `${JSON.stringify(entry)}\n`;
-}
-
 /** Lines gathered into chunks of about 64 KiB for the disk, each chunk's size told to `count`. */
 async function* inChunks(lines: AsyncIterable<string>, count: (bytes: number) => void): AsyncIterable<Uint8Array> {
   let pending: string[] = [];
@@ -162,27 +166,26 @@ export class LedgerAppender {
   }
 
   /**
-   * Opens `path` for appending after its `read.lines` lines were folded: rewrites it as `live` when
-   * most lines are superseded (`compacted`: the fold should keep only `live`), else drops a torn last
-   * line. `rewrite` gives the new file's lines, one string each (by default each entry as JSON); they
+   * Opens `path` for appending after its `read.lines` lines were folded, `live.count` of them still
+   * needed: rewrites it as `live.lines()` when most lines are superseded (`compacted`: the fold
+   * should keep only those), else drops a torn last line. The new file's lines (one string each)
    * are written as they come, so a large ledger is never held whole as text.
    */
-  static async open<E>(
+  static async open(
     path: string,
     kind: LedgerKind,
     read: { lines: number; completeLength: number },
-    live: E[],
-    rewrite: (live: E[]) => AsyncIterable<string> = jsonLines,
+    live: { count: number; lines: () => AsyncIterable<string> },
   ): Promise<{ appender: LedgerAppender; compacted: boolean }> {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const dropped = read.lines - live.length;
-    const compacted = dropped >= COMPACT_MIN_DROPPED && dropped >= live.length;
+    const dropped = read.lines - live.count;
+    const compacted = dropped >= COMPACT_MIN_DROPPED && dropped >= live.count;
     let length = read.completeLength;
     if (compacted) {
       length = 0;
       await writeFileAtomically(
         path,
-        inChunks(rewrite(live), (bytes) => {
+        inChunks(live.lines(), (bytes) => {
           length += bytes;
         }),
         { durable: true },
@@ -256,9 +259,23 @@ export class LedgerAppender {
   }
 }
 
-/** Where an entry folded without its `keptOnDisk` fields has its line (a symbol: JSON never writes it). */
-const LINE = Symbol('line position');
-type Placed = { [LINE]?: LinePosition };
+/**
+ * Where an entry folded without its `keptOnDisk` fields has its line: symbols, which JSON never
+ * writes, and two small integers rather than a position object (one object fewer per line).
+ */
+const LINE_OFFSET = Symbol('line offset');
+const LINE_LENGTH = Symbol('line length');
+type Placed = { [LINE_OFFSET]?: number; [LINE_LENGTH]?: number };
+
+function positionOf(entry: object): LinePosition | undefined {
+  const placed = entry as Placed;
+  return placed[LINE_OFFSET] === undefined ? undefined : { offset: placed[LINE_OFFSET], length: placed[LINE_LENGTH]! };
+}
+
+function place(entry: object, position: LinePosition): void {
+  (entry as Placed)[LINE_OFFSET] = position.offset;
+  (entry as Placed)[LINE_LENGTH] = position.length;
+}
 
 /**
  * A ledger's content folded from its lines, by each kind (`apply`, `liveEntries`), and, for the
@@ -275,6 +292,8 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   private appender: LedgerAppender | undefined;
   /** The file opened for `readBack`, once a field kept on disk is first needed. */
   private reader: Promise<FileHandle> | undefined;
+  /** One copy of each distinct value of the kind's `sharedValues` fields (arrays by their JSON). */
+  private readonly shared = new Map<string, unknown>();
 
   constructor(
     readonly path: string,
@@ -283,8 +302,11 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
 
   /** Folds one entry into the state (read or appended). */
   protected abstract apply(entry: E): void;
-  /** The entries still needed: what compaction keeps. */
-  protected abstract liveEntries(): E[];
+  /**
+   * The entries still needed: what compaction keeps. Called twice when the file is compacted (once
+   * to count them, once to write them), so that a large ledger's are never gathered in one array.
+   */
+  protected abstract liveEntries(): Iterable<E>;
 
   /** Reads the file into the state; a missing file is an empty ledger. */
   async read(): Promise<this> {
@@ -296,11 +318,13 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
 
   /** Opens the file for appending, by the holder of its lock (after `read`). */
   protected async openForAppend(): Promise<void> {
-    const live = this.liveEntries();
-    const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, { lines: this.lines, completeLength: this.completeLength }, live, (entries) => this.rewrite(entries));
+    let count = 0;
+    for (const _entry of this.liveEntries()) count += 1;
+    const read = { lines: this.lines, completeLength: this.completeLength };
+    const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, read, { count, lines: () => this.rewrite(this.liveEntries()) });
     if (compacted) {
-      this.entries = this.entries.length === 0 ? [] : live;
-      this.lines = live.length;
+      this.entries = this.entries.length === 0 ? [] : [...this.liveEntries()];
+      this.lines = count;
     }
     this.appender = appender;
   }
@@ -319,7 +343,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
    * the lock reads back: only it compacts, so only its positions are sure to name the right line.
    */
   protected async readBack(entry: E): Promise<W> {
-    const position = (entry as Placed)[LINE];
+    const position = positionOf(entry);
     if (position === undefined) return entry as W;
     if (!this.appender) throw new Error(`the ${this.kind.label} ledger ${this.path} is not open for writing`);
     await this.appender.writtenTo(position.offset + position.length);
@@ -337,13 +361,25 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
 
   /** The entry as the fold keeps it: without the kind's `keptOnDisk` fields, and where its line is when it had one. */
   private folded(entry: W, position: LinePosition): E {
-    const onDisk = this.kind.keptOnDisk;
-    if (onDisk === undefined || !onDisk.some((field) => field in entry)) return entry;
+    const onDisk = this.kind.keptOnDisk ?? [];
+    const sharedFields = this.kind.sharedValues?.[entry.type] ?? [];
+    if (!onDisk.some((field) => field in entry) && !sharedFields.some((field) => field in entry)) return entry;
     // A new object rather than `delete`, which would leave every entry in V8's slower, larger dictionary form.
-    const kept: Record<string, unknown> & Placed = {};
-    for (const [field, value] of Object.entries(entry)) if (!onDisk.includes(field)) kept[field] = value;
-    kept[LINE] = position;
+    const kept: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(entry)) {
+      if (onDisk.includes(field)) continue;
+      kept[field] = sharedFields.includes(field) ? this.sharedValue(value) : value;
+    }
+    if (onDisk.some((field) => field in entry)) place(kept, position);
     return kept as unknown as E;
+  }
+
+  private sharedValue(value: unknown): unknown {
+    const key = typeof value === 'string' ? value : JSON.stringify(value);
+    const known = this.shared.get(key);
+    if (known !== undefined) return known;
+    this.shared.set(key, value);
+    return value;
   }
 
   /** `entry` (as folded now) with its `keptOnDisk` fields as its line at `position` in `file` holds them. */
@@ -366,16 +402,16 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   }
 
   /** Compaction's lines: each live entry whole (its `keptOnDisk` fields copied from its old line), each placed anew. */
-  private async *rewrite(live: E[]): AsyncIterable<string> {
+  private async *rewrite(live: Iterable<E>): AsyncIterable<string> {
     let old: FileHandle | undefined;
     let offset = 0;
     try {
       for (const entry of live) {
-        const position = (entry as Placed)[LINE];
+        const position = positionOf(entry);
         if (position !== undefined) old ??= await open(this.path, 'r');
         const line = `${JSON.stringify(position === undefined ? entry : await this.restored(entry, old!, position))}\n`;
         const length = Buffer.byteLength(line);
-        if (position !== undefined) (entry as Placed)[LINE] = { offset, length };
+        if (position !== undefined) place(entry, { offset, length });
         offset += length;
         yield line;
       }

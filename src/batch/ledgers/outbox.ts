@@ -23,6 +23,9 @@ export const OUTBOX: LedgerKind = {
   damagedHint: 'deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time',
   // 100,000 pending deliveries would otherwise hold 100,000 bodies in memory; each is read from the file when sent.
   keptOnDisk: ['body'],
+  // Values that repeat: event names, hook ids, the time of the pass that saw or queued a change
+  // (an attempt's time is its own: one copy of each would be kept for the life of the process).
+  sharedValues: { event: ['event', 'hooks', 'seen_at', 'at'], attempt: ['hook', 'result'] },
 };
 
 /** `<data dir>/outbox/<profile>-<digest of the base URL>.ndjson`. */
@@ -180,7 +183,8 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
         const event = this.events.get(entry.id);
         if (event === undefined) return;
         // `recover` sends a change to a hook it was not queued for (added or disabled at the time).
-        if (!event.hooks.includes(entry.hook)) event.hooks.push(entry.hook);
+        // A new array: the fold shares one array among the events queued for the same hooks.
+        if (!event.hooks.includes(entry.hook)) event.hooks = [...event.hooks, entry.hook];
         const key = deliveryKey(entry.id, entry.hook);
         this.deliveries.set(key, { key, id: entry.id, hook: entry.hook, event, status: 'pending', attempts: 0, dueMs: Date.parse(entry.at), detail: null, updated_at: entry.at, last: entry });
         return;
@@ -189,9 +193,8 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   }
 
   /** Lines still needed: each kept event, and the last line of each of its deliveries. */
-  protected liveEntries(): OutboxEntry[] {
+  protected *liveEntries(): IterableIterator<OutboxEntry> {
     const cutoff = Date.now() - DELIVERED_KEPT_MS;
-    const live: OutboxEntry[] = [];
     // Events of an open pass keep their `pass`: compaction runs only when a watch opens the outbox, after settling.
     for (const event of this.events.values()) {
       const deliveries = event.hooks.map((hook) => this.deliveries.get(deliveryKey(event.id, hook))!);
@@ -200,9 +203,9 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
         for (const delivery of deliveries) this.deliveries.delete(delivery.key);
         continue;
       }
-      live.push(event, ...deliveries.map((delivery) => delivery.last).filter((line) => line !== event));
+      yield event;
+      for (const delivery of deliveries) if (delivery.last !== event) yield delivery.last;
     }
-    return live;
   }
 
   /** Since when every attempt to `hook` failed (ms), or undefined when its last attempt succeeded. */
