@@ -92,7 +92,7 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface Delivery {
   /** `<webhook-id>:<hook id>`: what `redeliver` takes. */
-  key: string;
+  readonly key: string;
   id: string;
   hook: string;
   event: EventEntry;
@@ -107,6 +107,30 @@ export interface Delivery {
   last: OutboxEntry;
 }
 
+/** A delivery as queued (by an event or a redeliver line); its key is made when asked, not held per delivery. */
+class QueuedDelivery implements Delivery {
+  readonly id: string;
+  status: DeliveryStatus = 'pending';
+  attempts = 0;
+  dueMs: number;
+  detail: string | null = null;
+  updated_at: string;
+
+  constructor(
+    readonly event: EventEntry,
+    readonly hook: string,
+    public last: EventEntry | RedeliverEntry,
+  ) {
+    this.id = event.id;
+    this.dueMs = Date.parse(last.at);
+    this.updated_at = last.at;
+  }
+
+  get key(): string {
+    return deliveryKey(this.id, this.hook);
+  }
+}
+
 /** Delivered deliveries stay listed this long, then compaction drops them. */
 const DELIVERED_KEPT_MS = 7 * 86_400_000;
 
@@ -114,10 +138,19 @@ export function deliveryKey(id: string, hook: string): string {
   return `${id}:${hook}`;
 }
 
+/** An event and its deliveries, one per hook it is queued for, in the order of its `hooks`. */
+interface Queued {
+  event: EventEntry;
+  deliveries: Delivery[];
+}
+
 export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
-  private readonly events = new Map<string, EventEntry>();
-  /** In the order queued: an `--ordered` hook is sent its deliveries in this order. */
-  protected readonly deliveries = new Map<string, Delivery>();
+  /**
+   * In the order queued: an `--ordered` hook is sent its deliveries in this order. Deliveries live
+   * with their event rather than in a map of their own, keyed by a string made for each: with
+   * 100,000 pending, that map and its keys were a fifth of the memory the outbox held.
+   */
+  private readonly events = new Map<string, Queued>();
   /** Passes queued and not yet committed or dropped, with their events. */
   private readonly openPasses = new Map<string, EventEntry[]>();
   /** Per hook, when it began to fail every attempt (since its last success). */
@@ -132,29 +165,15 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
       case 'event': {
         // A change detected again after a kill before its state was recorded carries the same id: queued once.
         if (this.events.has(entry.id)) return;
-        this.events.set(entry.id, entry);
+        this.events.set(entry.id, { event: entry, deliveries: entry.hooks.map((hook) => new QueuedDelivery(entry, hook, entry)) });
         if (entry.pass !== undefined) {
           const open = this.openPasses.get(entry.pass) ?? [];
           this.openPasses.set(entry.pass, [...open, entry]);
         }
-        for (const hook of entry.hooks) {
-          this.deliveries.set(deliveryKey(entry.id, hook), {
-            key: deliveryKey(entry.id, hook),
-            id: entry.id,
-            hook,
-            event: entry,
-            status: 'pending',
-            attempts: 0,
-            dueMs: Date.parse(entry.at),
-            detail: null,
-            updated_at: entry.at,
-            last: entry,
-          });
-        }
         return;
       }
       case 'attempt': {
-        const delivery = this.deliveries.get(deliveryKey(entry.id, entry.hook));
+        const delivery = this.events.get(entry.id)?.deliveries.find((candidate) => candidate.hook === entry.hook);
         if (delivery === undefined) return;
         delivery.attempts = entry.attempt;
         delivery.status = entry.result === 'retry' ? 'pending' : entry.result;
@@ -174,19 +193,24 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
             continue;
           }
           this.events.delete(event.id);
-          for (const hook of event.hooks) this.deliveries.delete(deliveryKey(event.id, hook));
         }
         this.openPasses.delete(entry.pass);
         return;
       }
       case 'redeliver': {
-        const event = this.events.get(entry.id);
-        if (event === undefined) return;
+        const queued = this.events.get(entry.id);
+        if (queued === undefined) return;
+        const { event, deliveries } = queued;
+        const delivery = new QueuedDelivery(event, entry.hook, entry);
+        const index = deliveries.findIndex((candidate) => candidate.hook === entry.hook);
+        if (index !== -1) {
+          deliveries[index] = delivery;
+          return;
+        }
         // `recover` sends a change to a hook it was not queued for (added or disabled at the time).
         // A new array: the fold shares one array among the events queued for the same hooks.
-        if (!event.hooks.includes(entry.hook)) event.hooks = [...event.hooks, entry.hook];
-        const key = deliveryKey(entry.id, entry.hook);
-        this.deliveries.set(key, { key, id: entry.id, hook: entry.hook, event, status: 'pending', attempts: 0, dueMs: Date.parse(entry.at), detail: null, updated_at: entry.at, last: entry });
+        event.hooks = [...event.hooks, entry.hook];
+        deliveries.push(delivery);
         return;
       }
     }
@@ -196,11 +220,9 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   protected *liveEntries(): IterableIterator<OutboxEntry> {
     const cutoff = Date.now() - DELIVERED_KEPT_MS;
     // Events of an open pass keep their `pass`: compaction runs only when a watch opens the outbox, after settling.
-    for (const event of this.events.values()) {
-      const deliveries = event.hooks.map((hook) => this.deliveries.get(deliveryKey(event.id, hook))!);
+    for (const { event, deliveries } of this.events.values()) {
       if (deliveries.every((delivery) => delivery.status === 'delivered' && Date.parse(delivery.updated_at) < cutoff)) {
         this.events.delete(event.id);
-        for (const delivery of deliveries) this.deliveries.delete(delivery.key);
         continue;
       }
       yield event;
@@ -215,7 +237,7 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
 
   /** Deliveries of committed changes (a pass not yet recorded as seen sends nothing). */
   *all(): IterableIterator<Delivery> {
-    for (const delivery of this.deliveries.values()) if (delivery.event.pass === undefined) yield delivery;
+    for (const { event, deliveries } of this.events.values()) if (event.pass === undefined) yield* deliveries;
   }
 
   /** Passes queued and neither committed nor dropped: a watch was killed between queueing and recording them. */
@@ -224,8 +246,10 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   }
 
   get(key: string): Delivery | undefined {
-    const delivery = this.deliveries.get(key);
-    return delivery?.event.pass === undefined ? delivery : undefined;
+    const colon = key.lastIndexOf(':');
+    if (colon === -1) return undefined;
+    const hook = key.slice(colon + 1);
+    return this.ofEvent(key.slice(0, colon)).find((delivery) => delivery.hook === hook);
   }
 
   hasEvent(id: string): boolean {
@@ -234,12 +258,12 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
 
   /** Deliveries of one webhook-id (every hook it was queued for). */
   ofEvent(id: string): Delivery[] {
-    const event = this.events.get(id);
-    return event === undefined || event.pass !== undefined ? [] : event.hooks.map((hook) => this.deliveries.get(deliveryKey(id, hook))!);
+    const queued = this.events.get(id);
+    return queued === undefined || queued.event.pass !== undefined ? [] : [...queued.deliveries];
   }
 
   eventsSince(sinceMs: number): EventEntry[] {
-    return [...this.events.values()].filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
+    return [...this.events.values()].map(({ event }) => event).filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
   }
 }
 
