@@ -109,7 +109,6 @@ export interface Delivery {
 
 /** A delivery as queued (by an event or a redeliver line); its key is made when asked, not held per delivery. */
 class QueuedDelivery implements Delivery {
-  readonly id: string;
   status: DeliveryStatus = 'pending';
   attempts = 0;
   dueMs: number;
@@ -121,9 +120,12 @@ class QueuedDelivery implements Delivery {
     readonly hook: string,
     public last: EventEntry | RedeliverEntry,
   ) {
-    this.id = event.id;
     this.dueMs = Date.parse(last.at);
     this.updated_at = last.at;
+  }
+
+  get id(): string {
+    return this.event.id;
   }
 
   get key(): string {
@@ -138,19 +140,16 @@ export function deliveryKey(id: string, hook: string): string {
   return `${id}:${hook}`;
 }
 
-/** An event and its deliveries, one per hook it is queued for, in the order of its `hooks`. */
-interface Queued {
-  event: EventEntry;
-  deliveries: Delivery[];
-}
+/** An event's deliveries, one per hook it is queued for (an event line names at least one), in the order of its `hooks`. */
+type Deliveries = [Delivery, ...Delivery[]];
 
 export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   /**
-   * In the order queued: an `--ordered` hook is sent its deliveries in this order. Deliveries live
-   * with their event rather than in a map of their own, keyed by a string made for each: with
-   * 100,000 pending, that map and its keys were a fifth of the memory the outbox held.
+   * Each event's deliveries by its webhook-id, in the order queued: an `--ordered` hook is sent its
+   * deliveries in this order. Not a map of deliveries keyed by a string made for each, nor a record
+   * per event: with 100,000 pending, those were a quarter of the memory the outbox held.
    */
-  private readonly events = new Map<string, Queued>();
+  private readonly events = new Map<string, Deliveries>();
   /** Passes queued and not yet committed or dropped, with their events. */
   private readonly openPasses = new Map<string, EventEntry[]>();
   /** Per hook, when it began to fail every attempt (since its last success). */
@@ -164,8 +163,9 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
     switch (entry.type) {
       case 'event': {
         // A change detected again after a kill before its state was recorded carries the same id: queued once.
-        if (this.events.has(entry.id)) return;
-        this.events.set(entry.id, { event: entry, deliveries: entry.hooks.map((hook) => new QueuedDelivery(entry, hook, entry)) });
+        // An event for no hook has nothing to deliver (`queue` writes none; a hand-edited file might).
+        if (this.events.has(entry.id) || entry.hooks.length === 0) return;
+        this.events.set(entry.id, entry.hooks.map((hook) => new QueuedDelivery(entry, hook, entry)) as Deliveries);
         if (entry.pass !== undefined) {
           const open = this.openPasses.get(entry.pass) ?? [];
           this.openPasses.set(entry.pass, [...open, entry]);
@@ -173,7 +173,7 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
         return;
       }
       case 'attempt': {
-        const delivery = this.events.get(entry.id)?.deliveries.find((candidate) => candidate.hook === entry.hook);
+        const delivery = this.events.get(entry.id)?.find((candidate) => candidate.hook === entry.hook);
         if (delivery === undefined) return;
         delivery.attempts = entry.attempt;
         delivery.status = entry.result === 'retry' ? 'pending' : entry.result;
@@ -198,9 +198,9 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
         return;
       }
       case 'redeliver': {
-        const queued = this.events.get(entry.id);
-        if (queued === undefined) return;
-        const { event, deliveries } = queued;
+        const deliveries = this.events.get(entry.id);
+        if (deliveries === undefined) return;
+        const event = deliveries[0].event;
         const delivery = new QueuedDelivery(event, entry.hook, entry);
         const index = deliveries.findIndex((candidate) => candidate.hook === entry.hook);
         if (index !== -1) {
@@ -220,7 +220,8 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   protected *liveEntries(): IterableIterator<OutboxEntry> {
     const cutoff = Date.now() - DELIVERED_KEPT_MS;
     // Events of an open pass keep their `pass`: compaction runs only when a watch opens the outbox, after settling.
-    for (const { event, deliveries } of this.events.values()) {
+    for (const deliveries of this.events.values()) {
+      const event = deliveries[0].event;
       if (deliveries.every((delivery) => delivery.status === 'delivered' && Date.parse(delivery.updated_at) < cutoff)) {
         this.events.delete(event.id);
         continue;
@@ -237,7 +238,7 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
 
   /** Deliveries of committed changes (a pass not yet recorded as seen sends nothing). */
   *all(): IterableIterator<Delivery> {
-    for (const { event, deliveries } of this.events.values()) if (event.pass === undefined) yield* deliveries;
+    for (const deliveries of this.events.values()) if (deliveries[0].event.pass === undefined) yield* deliveries;
   }
 
   /** Passes queued and neither committed nor dropped: a watch was killed between queueing and recording them. */
@@ -258,12 +259,12 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
 
   /** Deliveries of one webhook-id (every hook it was queued for). */
   ofEvent(id: string): Delivery[] {
-    const queued = this.events.get(id);
-    return queued === undefined || queued.event.pass !== undefined ? [] : [...queued.deliveries];
+    const deliveries = this.events.get(id);
+    return deliveries === undefined || deliveries[0].event.pass !== undefined ? [] : [...deliveries];
   }
 
   eventsSince(sinceMs: number): EventEntry[] {
-    return [...this.events.values()].map(({ event }) => event).filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
+    return [...this.events.values()].map((deliveries) => deliveries[0].event).filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
   }
 }
 
