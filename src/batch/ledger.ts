@@ -278,6 +278,13 @@ function place(entry: object, position: LinePosition): void {
 }
 
 /**
+ * What `folded` rebuilds an entry into: a class of its own, because V8 gives a class's instances
+ * room inside the object for all the fields they get, where a `{}` has room for four and puts the
+ * rest in a second object (32 bytes more for each of 100,000 outbox events).
+ */
+class FoldedEntry {}
+
+/**
  * A ledger's content folded from its lines, by each kind (`apply`, `liveEntries`), and, for the
  * holder of its lock, appended to. Readers need no lock: lines are appended whole and the file is
  * replaced only by an atomic rename (compaction). `E` is an entry as folded, `W` as written: they
@@ -365,7 +372,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     const sharedFields = this.kind.sharedValues?.[entry.type] ?? [];
     if (!onDisk.some((field) => field in entry) && !sharedFields.some((field) => field in entry)) return entry;
     // A new object rather than `delete`, which would leave every entry in V8's slower, larger dictionary form.
-    const kept: Record<string, unknown> = {};
+    const kept = new FoldedEntry() as Record<string, unknown>;
     for (const [field, value] of Object.entries(entry)) {
       if (onDisk.includes(field)) continue;
       kept[field] = sharedFields.includes(field) ? this.sharedValue(value) : value;
