@@ -25,7 +25,8 @@ export interface LedgerKind {
    * Fields the fold does not hold in memory (a webhook's body): an entry that has one is folded
    * without it and remembers where its line is, and `LedgerState.readBack` reads the line again
    * when the field is needed, so memory stays flat in the number of lines. The file stays the one
-   * source of truth; compaction copies these fields from the old lines into the new file.
+   * source of truth; compaction copies these fields from the old lines into the new file. The fold
+   * must not change such an entry's string fields: reading back checks them against the line.
    */
   keptOnDisk?: readonly string[];
   /**
@@ -395,12 +396,15 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     const { bytesRead } = await file.read(bytes, 0, position.length, position.offset);
     let stored: Record<string, unknown> | undefined;
     try {
-      stored = JSON.parse(bytes.toString('utf8', 0, bytesRead)) as Record<string, unknown>;
+      const parsed = JSON.parse(bytes.toString('utf8', 0, bytesRead)) as unknown;
+      stored = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
     } catch {
       stored = undefined;
     }
     const onDisk = this.kind.keptOnDisk ?? [];
-    if (stored?.type !== entry.type || !onDisk.every((field) => field in stored)) {
+    // The line must be this entry's: the fold's string fields (an id, a time) are as it was written.
+    const same = (line: Record<string, unknown>) => Object.entries(entry).every(([field, value]) => typeof value !== 'string' || line[field] === value);
+    if (stored === undefined || stored.type !== entry.type || !onDisk.every((field) => field in stored!) || !same(stored)) {
       throw new Error(`the ${this.kind.label} ledger ${this.path} changed under the holder of its lock (byte ${position.offset})`);
     }
     const whole: Record<string, unknown> = { ...entry };
