@@ -1,3 +1,4 @@
+import { readSync } from 'node:fs';
 import { mkdir, open, truncate, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Clock, Context } from '../types';
@@ -21,6 +22,28 @@ export interface LedgerKind {
   types: readonly string[];
   /** What moving a damaged file aside costs, said in the message. */
   damagedHint: string;
+  /**
+   * Fields the fold does not hold in memory (a webhook's body): an entry that has one is folded
+   * without it and remembers where its line is, and `LedgerState.readBack` reads the line again
+   * when the field is needed, so memory stays flat in the number of lines. The file stays the one
+   * source of truth; compaction copies these fields from the old lines into the new file. The fold
+   * must not change such an entry's string fields: reading back checks them against the line.
+   */
+  keptOnDisk?: readonly string[];
+  /**
+   * Per entry type, fields whose values repeat from line to line (an event name, the time of a
+   * pass, a list of hook ids): the fold holds one copy of each distinct value instead of one per
+   * line, for as long as it lives, so a field with a new value on most lines (the time of an
+   * attempt) does not belong here. An array value is shared too, so the kind must replace it
+   * rather than change it in place.
+   */
+  sharedValues?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Where a complete line is in its file (bytes, the newline included). */
+export interface LinePosition {
+  offset: number;
+  length: number;
 }
 
 /** Where a kind's ledger lives unless `--ledger` says otherwise: the user's data directory. */
@@ -51,7 +74,7 @@ export async function readLedgerLines<E extends { type: string }>(path: string, 
  * ledger (a webhook outbox of 100,000 pending deliveries) is never held whole as text beside its
  * entries. Returns how many lines were read and the byte length of the complete ones.
  */
-export async function forEachLedgerLine<E extends { type: string }>(path: string, kind: LedgerKind, apply: (entry: E) => void): Promise<{ lines: number; completeLength: number }> {
+export async function forEachLedgerLine<E extends { type: string }>(path: string, kind: LedgerKind, apply: (entry: E, position: LinePosition) => void): Promise<{ lines: number; completeLength: number }> {
   let stream;
   try {
     const handle = await open(path, 'r');
@@ -68,10 +91,11 @@ export async function forEachLedgerLine<E extends { type: string }>(path: string
     let buffer = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
     for (let end = buffer.indexOf(0x0a); end !== -1; end = buffer.indexOf(0x0a)) {
       const line = buffer.toString('utf8', 0, end);
+      const position = { offset: completeLength, length: end + 1 };
       lineNumber += 1;
       completeLength += end + 1;
       if (line.trim() !== '') {
-        apply(parseEntry<E>(line, lineNumber, path, kind));
+        apply(parseEntry<E>(line, lineNumber, path, kind), position);
         lines += 1;
       }
       buffer = buffer.subarray(end + 1);
@@ -99,6 +123,25 @@ function parseEntry<E>(line: string, lineNumber: number, path: string, kind: Led
 /** Compact when at least this many lines are superseded (and at least as many as are live). */
 const COMPACT_MIN_DROPPED = 100;
 
+/** Lines gathered into chunks of about 64 KiB for the disk, each chunk's size told to `count`. */
+async function* inChunks(lines: AsyncIterable<string>, count: (bytes: number) => void): AsyncIterable<Uint8Array> {
+  let pending: string[] = [];
+  let size = 0;
+  const chunk = () => {
+    const bytes = Buffer.from(pending.join(''));
+    count(bytes.length);
+    pending = [];
+    size = 0;
+    return bytes;
+  };
+  for await (const line of lines) {
+    pending.push(line);
+    size += line.length;
+    if (size >= 65_536) yield chunk();
+  }
+  if (pending.length > 0) yield chunk();
+}
+
 /**
  * The ledger file opened for appending, by the holder of its lock. Appends are group-committed:
  * lines queued while a write is in flight go out together, each batch written whole and
@@ -110,30 +153,52 @@ export class LedgerAppender {
   private flushing: Promise<void> | undefined;
   /** A write that nobody waited for failed. */
   private failure: unknown;
+  /** Where the next line queued will be in the file, and how much of the file is written. */
+  private queuedEnd: number;
+  private writtenEnd: number;
 
   private constructor(
     readonly path: string,
     private readonly kind: LedgerKind,
     private handle: FileHandle | undefined,
-  ) {}
+    length: number,
+  ) {
+    this.queuedEnd = length;
+    this.writtenEnd = length;
+  }
 
   /**
-   * Opens `path` for appending after its `read.lines` lines were folded: rewrites it as `live` when
-   * most lines are superseded (`compacted`: the fold should keep only `live`), else drops a torn last line.
+   * Opens `path` for appending after its `read.lines` lines were folded, `live.count` of them still
+   * needed: rewrites it as `live.lines()` when most lines are superseded (`compacted`: the fold
+   * should keep only those), else drops a torn last line. The new file's lines (one string each)
+   * are written as they come, so a large ledger is never held whole as text.
    */
-  static async open<E>(path: string, kind: LedgerKind, read: { lines: number; completeLength: number }, live: E[]): Promise<{ appender: LedgerAppender; compacted: boolean }> {
+  static async open(
+    path: string,
+    kind: LedgerKind,
+    read: { lines: number; completeLength: number },
+    live: { count: number; lines: () => AsyncIterable<string> },
+  ): Promise<{ appender: LedgerAppender; compacted: boolean }> {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const dropped = read.lines - live.length;
-    const compacted = dropped >= COMPACT_MIN_DROPPED && dropped >= live.length;
+    const dropped = read.lines - live.count;
+    const compacted = dropped >= COMPACT_MIN_DROPPED && dropped >= live.count;
+    let length = read.completeLength;
     if (compacted) {
-      await writeFileAtomically(path, live.map((entry) => `${JSON.stringify(entry)}\n`).join(''), { durable: true });
+      length = 0;
+      await writeFileAtomically(
+        path,
+        inChunks(live.lines(), (bytes) => {
+          length += bytes;
+        }),
+        { durable: true },
+      );
     } else {
       // Drop a line torn by a kill mid-write, or the next append would be glued to it.
       await truncate(path, read.completeLength).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOENT') throw error;
       });
     }
-    return { appender: new LedgerAppender(path, kind, await open(path, 'a', 0o600)), compacted };
+    return { appender: new LedgerAppender(path, kind, await open(path, 'a', 0o600), length), compacted };
   }
 
   /**
@@ -142,15 +207,28 @@ export class LedgerAppender {
    * outcome the service can be asked again); a failure to write it is thrown by `close`.
    */
   append(entry: unknown, options: { wait?: boolean } = {}): Promise<void> {
+    return this.appendLine(`${JSON.stringify(entry)}\n`, options).done;
+  }
+
+  /** `append` of a line already serialized (ending in a newline), saying where in the file it goes. */
+  appendLine(line: string, options: { wait?: boolean } = {}): { position: LinePosition; done: Promise<void> } {
+    const position = { offset: this.queuedEnd, length: Buffer.byteLength(line) };
+    this.queuedEnd += position.length;
     const written = new Promise<void>((resolve, reject) => {
-      this.queue.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
+      this.queue.push({ line, resolve, reject });
       this.flushing ??= this.flush();
     });
-    if (options.wait !== false) return written;
+    if (options.wait !== false) return { position, done: written };
     written.catch((error: unknown) => {
       this.failure ??= error;
     });
-    return Promise.resolve();
+    return { position, done: Promise.resolve() };
+  }
+
+  /** Resolves once the file holds everything up to `end` (a line queued with `wait: false` may not be written yet). */
+  async writtenTo(end: number): Promise<void> {
+    while (this.writtenEnd < end && this.flushing !== undefined) await this.flushing;
+    if (this.writtenEnd < end) throw this.failure ?? new Error(`the ${this.kind.label} ledger ${this.path} was not written`);
   }
 
   async close(): Promise<void> {
@@ -170,7 +248,9 @@ export class LedgerAppender {
       const batch = this.queue.splice(0);
       try {
         if (!this.handle) throw new Error(`the ${this.kind.label} ledger ${this.path} is closed`);
-        await this.handle.write(batch.map((item) => item.line).join(''));
+        const text = batch.map((item) => item.line).join('');
+        await this.handle.write(text);
+        this.writtenEnd += Buffer.byteLength(text);
         await this.handle.datasync();
         for (const item of batch) item.resolve();
       } catch (error) {
@@ -182,17 +262,47 @@ export class LedgerAppender {
 }
 
 /**
+ * Where an entry folded without its `keptOnDisk` fields has its line: symbols, which JSON never
+ * writes, and two small integers rather than a position object (one object fewer per line).
+ */
+const LINE_OFFSET = Symbol('line offset');
+const LINE_LENGTH = Symbol('line length');
+type Placed = { [LINE_OFFSET]?: number; [LINE_LENGTH]?: number };
+
+function positionOf(entry: object): LinePosition | undefined {
+  const placed = entry as Placed;
+  return placed[LINE_OFFSET] === undefined ? undefined : { offset: placed[LINE_OFFSET], length: placed[LINE_LENGTH]! };
+}
+
+function place(entry: object, position: LinePosition): void {
+  (entry as Placed)[LINE_OFFSET] = position.offset;
+  (entry as Placed)[LINE_LENGTH] = position.length;
+}
+
+/**
+ * What `folded` rebuilds an entry into: a class of its own, because V8 gives a class's instances
+ * room inside the object for all the fields they get, where a `{}` has room for four and puts the
+ * rest in a second object (32 bytes more for each of 100,000 outbox events).
+ */
+class FoldedEntry {}
+
+/**
  * A ledger's content folded from its lines, by each kind (`apply`, `liveEntries`), and, for the
  * holder of its lock, appended to. Readers need no lock: lines are appended whole and the file is
- * replaced only by an atomic rename (compaction).
+ * replaced only by an atomic rename (compaction). `E` is an entry as folded, `W` as written: they
+ * differ by the kind's `keptOnDisk` fields.
  */
-export abstract class LedgerState<E extends { type: string }> {
+export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   /** Every line in order, for a kind whose `liveEntries` filters them (a kind may fold without it). */
   protected entries: E[] = [];
   /** Lines in the file, to tell when compaction pays. */
   private lines = 0;
   private completeLength = 0;
   private appender: LedgerAppender | undefined;
+  /** The file opened for `readBack`, once a field kept on disk is first needed. */
+  private reader: Promise<FileHandle> | undefined;
+  /** One copy of each distinct value of the kind's `sharedValues` fields (arrays by their JSON). */
+  private readonly shared = new Map<string, unknown>();
 
   constructor(
     readonly path: string,
@@ -201,12 +311,15 @@ export abstract class LedgerState<E extends { type: string }> {
 
   /** Folds one entry into the state (read or appended). */
   protected abstract apply(entry: E): void;
-  /** The entries still needed: what compaction keeps. */
-  protected abstract liveEntries(): E[];
+  /**
+   * The entries still needed: what compaction keeps. Called twice when the file is compacted (once
+   * to count them, once to write them), so that a large ledger's are never gathered in one array.
+   */
+  protected abstract liveEntries(): Iterable<E>;
 
   /** Reads the file into the state; a missing file is an empty ledger. */
   async read(): Promise<this> {
-    const read = await forEachLedgerLine<E>(this.path, this.kind, (entry) => this.apply(entry));
+    const read = await forEachLedgerLine<W>(this.path, this.kind, (entry, position) => this.apply(this.folded(entry, position)));
     this.completeLength = read.completeLength;
     this.lines = read.lines;
     return this;
@@ -214,26 +327,111 @@ export abstract class LedgerState<E extends { type: string }> {
 
   /** Opens the file for appending, by the holder of its lock (after `read`). */
   protected async openForAppend(): Promise<void> {
-    const live = this.liveEntries();
-    const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, { lines: this.lines, completeLength: this.completeLength }, live);
+    let count = 0;
+    for (const _entry of this.liveEntries()) count += 1;
+    const read = { lines: this.lines, completeLength: this.completeLength };
+    const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, read, { count, lines: () => this.rewrite(this.liveEntries()) });
     if (compacted) {
-      this.entries = this.entries.length === 0 ? [] : live;
-      this.lines = live.length;
+      this.entries = this.entries.length === 0 ? [] : [...this.liveEntries()];
+      this.lines = count;
     }
     this.appender = appender;
   }
 
   /** Folds `entry` in and appends it; durable when it resolves (see `LedgerAppender.append` for `wait: false`). */
-  protected append(entry: E, options: { wait?: boolean } = {}): Promise<void> {
-    this.apply(entry);
-    this.lines += 1;
+  protected append(entry: W, options: { wait?: boolean } = {}): Promise<void> {
     if (!this.appender) return Promise.reject(new Error(`the ${this.kind.label} ledger ${this.path} is closed`));
-    return this.appender.append(entry, options);
+    const { position, done } = this.appender.appendLine(`${JSON.stringify(entry)}\n`, options);
+    this.apply(this.folded(entry, position));
+    this.lines += 1;
+    return done;
+  }
+
+  /**
+   * The entry as written, its `keptOnDisk` fields read again from its line. Only the holder of
+   * the lock reads back: only it compacts, so only its positions are sure to name the right line.
+   */
+  protected async readBack(entry: E): Promise<W> {
+    const position = positionOf(entry);
+    if (position === undefined) return entry as W;
+    if (!this.appender) throw new Error(`the ${this.kind.label} ledger ${this.path} is not open for writing`);
+    await this.appender.writtenTo(position.offset + position.length);
+    this.reader ??= open(this.path, 'r');
+    return this.restored(entry, await this.reader, position);
   }
 
   async close(): Promise<void> {
+    const reader = this.reader;
+    this.reader = undefined;
+    await (await reader)?.close();
     await this.appender?.close();
     this.appender = undefined;
+  }
+
+  /** The entry as the fold keeps it: without the kind's `keptOnDisk` fields, and where its line is when it had one. */
+  private folded(entry: W, position: LinePosition): E {
+    const onDisk = this.kind.keptOnDisk ?? [];
+    const sharedFields = this.kind.sharedValues?.[entry.type] ?? [];
+    if (!onDisk.some((field) => field in entry) && !sharedFields.some((field) => field in entry)) return entry;
+    // A new object rather than `delete`, which would leave every entry in V8's slower, larger dictionary form.
+    const kept = new FoldedEntry() as Record<string, unknown>;
+    for (const [field, value] of Object.entries(entry)) {
+      if (onDisk.includes(field)) continue;
+      kept[field] = sharedFields.includes(field) ? this.sharedValue(value) : value;
+    }
+    if (onDisk.some((field) => field in entry)) place(kept, position);
+    return kept as unknown as E;
+  }
+
+  private sharedValue(value: unknown): unknown {
+    const key = typeof value === 'string' ? value : JSON.stringify(value);
+    const known = this.shared.get(key);
+    if (known !== undefined) return known;
+    this.shared.set(key, value);
+    return value;
+  }
+
+  /** `entry` (as folded now) with its `keptOnDisk` fields as its line at `position` in `file` holds them. */
+  private restored(entry: E, file: FileHandle, position: LinePosition): W {
+    const bytes = Buffer.alloc(position.length);
+    // A read of one line, from the page cache as a rule: done in place, it costs microseconds;
+    // sent to libuv's thread pool, its round trip slowed each delivery by about a fifth.
+    const bytesRead = readSync(file.fd, bytes, 0, position.length, position.offset);
+    let stored: Record<string, unknown> | undefined;
+    try {
+      const parsed = JSON.parse(bytes.toString('utf8', 0, bytesRead)) as unknown;
+      stored = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+    } catch {
+      stored = undefined;
+    }
+    const onDisk = this.kind.keptOnDisk ?? [];
+    // The line must be this entry's: the fold's string fields (an id, a time) are as it was written.
+    const same = (line: Record<string, unknown>) => Object.entries(entry).every(([field, value]) => typeof value !== 'string' || line[field] === value);
+    if (stored === undefined || stored.type !== entry.type || !onDisk.every((field) => field in stored!) || !same(stored)) {
+      throw new Error(`the ${this.kind.label} ledger ${this.path} changed under the holder of its lock (byte ${position.offset})`);
+    }
+    const whole: Record<string, unknown> = { ...entry };
+    for (const field of onDisk) whole[field] = stored[field];
+    return whole as W;
+  }
+
+  /** Compaction's lines: each live entry whole (its `keptOnDisk` fields copied from its old line), each placed anew. */
+  private async *rewrite(live: Iterable<E>): AsyncIterable<string> {
+    let old: FileHandle | undefined;
+    let offset = 0;
+    try {
+      for (const entry of live) {
+        const position = positionOf(entry);
+        if (position !== undefined) old ??= await open(this.path, 'r');
+        const line = `${JSON.stringify(position === undefined ? entry : this.restored(entry, old!, position))}\n`;
+        const length = Buffer.byteLength(line);
+        if (position !== undefined) place(entry, { offset, length });
+        offset += length;
+        yield line;
+      }
+    } finally {
+      await old?.close();
+    }
   }
 }
 

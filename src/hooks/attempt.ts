@@ -16,14 +16,14 @@ export interface AttemptOutcome {
 }
 
 /** What a hook receives: the signed body, or for `--format text` a chat message. */
-export function bodyFor(hook: Hook, event: EventEntry): string {
-  if (hook.format === 'standard') return event.body;
-  return JSON.stringify({ text: sentenceOf(event.event, (JSON.parse(event.body) as { data: Record<string, unknown> }).data) });
+export function bodyFor(hook: Hook, event: EventEntry, standardBody: string): string {
+  if (hook.format === 'standard') return standardBody;
+  return JSON.stringify({ text: sentenceOf(event.event, (JSON.parse(standardBody) as { data: Record<string, unknown> }).data) });
 }
 
-/** Sends one delivery: POST with the Standard Webhooks headers, or the command with the body on stdin. */
-export function attemptDelivery(hook: Hook, event: EventEntry, secrets: string[], now: Date, dispatcher: () => Promise<Dispatcher>): Promise<AttemptOutcome> {
-  const body = bodyFor(hook, event);
+/** Sends one delivery of `event` (whose Standard Webhooks body is `standardBody`): POST with the Standard Webhooks headers, or the command with the body on stdin. */
+export function attemptDelivery(hook: Hook, event: EventEntry, standardBody: string, secrets: string[], now: Date, dispatcher: () => Promise<Dispatcher>): Promise<AttemptOutcome> {
+  const body = bodyFor(hook, event, standardBody);
   return hook.exec !== undefined ? runExec(hook, hook.exec, event, body) : post(hook, hook.url!, event, body, secrets, now, dispatcher);
 }
 

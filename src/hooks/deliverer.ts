@@ -118,8 +118,9 @@ export class Deliverer {
   private async send(delivery: Delivery, hook: Hook, result: SweepResult): Promise<void> {
     const { outbox, clock } = this.options;
     const now = clock.now();
+    const body = await outbox.bodyOf(delivery.event);
     crashPoint('hooks.before-attempt');
-    const outcome = await attemptDelivery(hook, delivery.event, liveSecrets(hook, now), now, this.dispatcher);
+    const outcome = await attemptDelivery(hook, delivery.event, body, liveSecrets(hook, now), now, this.dispatcher);
     crashPoint('hooks.after-attempt');
     const attempt = delivery.attempts + 1;
     const at = clock.now();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EventEntry } from '../batch/ledgers/outbox';
+import type { EventLine } from '../batch/ledgers/outbox';
 import type { Change } from '../follow/changes';
 import { matchesEvent } from './events';
 import type { Hook } from './store';
@@ -20,7 +20,7 @@ export function bodyOf(type: string, timestamp: string, data: unknown): string {
 }
 
 /** The outbox lines for a pass's changes: each for every enabled hook whose patterns match it. */
-export function eventsFor(changes: readonly Change[], hooks: readonly Hook[], pass: string, at: Date): Array<Omit<EventEntry, 'type'>> {
+export function eventsFor(changes: readonly Change[], hooks: readonly Hook[], pass: string, at: Date): Array<Omit<EventLine, 'type'>> {
   return changes.map((change) => ({
     id: newWebhookId(),
     event: change.event,

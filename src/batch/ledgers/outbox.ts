@@ -21,6 +21,11 @@ export const OUTBOX: LedgerKind = {
   fileName: 'outbox.ndjson',
   types: ['event', 'attempt', 'redeliver', 'pass'],
   damagedHint: 'deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time',
+  // 100,000 pending deliveries would otherwise hold 100,000 bodies in memory; each is read from the file when sent.
+  keptOnDisk: ['body'],
+  // Values that repeat: event names, hook ids, the time of the pass that saw or queued a change
+  // (an attempt's time is its own: one copy of each would be kept for the life of the process).
+  sharedValues: { event: ['event', 'hooks', 'seen_at', 'at'], attempt: ['hook', 'result'] },
 };
 
 /** `<data dir>/outbox/<profile>-<digest of the base URL>.ndjson`. */
@@ -30,19 +35,24 @@ export function defaultOutboxPath(env: Record<string, string | undefined>, profi
   return join(appDirectory('data', env), 'outbox', `${name}-${digest}.ndjson`);
 }
 
+/** An `event` line as the fold holds it: its body stays in the file (`Outbox.bodyOf` reads it). */
 export interface EventEntry {
   type: 'event';
   /** The `webhook-id`: one per change, the same for every attempt and every hook. */
   id: string;
   event: string;
   hooks: string[];
-  /** The body as sent and signed (JSON text), so that every attempt sends the same bytes. */
-  body: string;
   /** When the change was seen (the body's `timestamp`). */
   seen_at: string;
   /** The watch pass that queued it; absent once the pass is committed (compaction drops it). */
   pass?: string;
   at: string;
+}
+
+/** An `event` line as written. */
+export interface EventLine extends EventEntry {
+  /** The body as sent and signed (JSON text), so that every attempt sends the same bytes. */
+  body: string;
 }
 
 export interface PassEntry {
@@ -76,12 +86,13 @@ export interface RedeliverEntry {
 }
 
 export type OutboxEntry = EventEntry | AttemptEntry | RedeliverEntry | PassEntry;
+export type OutboxLine = EventLine | AttemptEntry | RedeliverEntry | PassEntry;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface Delivery {
   /** `<webhook-id>:<hook id>`: what `redeliver` takes. */
-  key: string;
+  readonly key: string;
   id: string;
   hook: string;
   event: EventEntry;
@@ -96,6 +107,32 @@ export interface Delivery {
   last: OutboxEntry;
 }
 
+/** A delivery as queued (by an event or a redeliver line); its key is made when asked, not held per delivery. */
+class QueuedDelivery implements Delivery {
+  status: DeliveryStatus = 'pending';
+  attempts = 0;
+  dueMs: number;
+  detail: string | null = null;
+  updated_at: string;
+
+  constructor(
+    readonly event: EventEntry,
+    readonly hook: string,
+    public last: EventEntry | RedeliverEntry,
+  ) {
+    this.dueMs = Date.parse(last.at);
+    this.updated_at = last.at;
+  }
+
+  get id(): string {
+    return this.event.id;
+  }
+
+  get key(): string {
+    return deliveryKey(this.id, this.hook);
+  }
+}
+
 /** Delivered deliveries stay listed this long, then compaction drops them. */
 const DELIVERED_KEPT_MS = 7 * 86_400_000;
 
@@ -103,10 +140,16 @@ export function deliveryKey(id: string, hook: string): string {
   return `${id}:${hook}`;
 }
 
-export class OutboxView extends LedgerState<OutboxEntry> {
-  private readonly events = new Map<string, EventEntry>();
-  /** In the order queued: an `--ordered` hook is sent its deliveries in this order. */
-  protected readonly deliveries = new Map<string, Delivery>();
+/** An event's deliveries, one per hook it is queued for (an event line names at least one), in the order of its `hooks`. */
+type Deliveries = [Delivery, ...Delivery[]];
+
+export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
+  /**
+   * Each event's deliveries by its webhook-id, in the order queued: an `--ordered` hook is sent its
+   * deliveries in this order. Not a map of deliveries keyed by a string made for each, nor a record
+   * per event: with 100,000 pending, those were a quarter of the memory the outbox held.
+   */
+  private readonly events = new Map<string, Deliveries>();
   /** Passes queued and not yet committed or dropped, with their events. */
   private readonly openPasses = new Map<string, EventEntry[]>();
   /** Per hook, when it began to fail every attempt (since its last success). */
@@ -120,30 +163,17 @@ export class OutboxView extends LedgerState<OutboxEntry> {
     switch (entry.type) {
       case 'event': {
         // A change detected again after a kill before its state was recorded carries the same id: queued once.
-        if (this.events.has(entry.id)) return;
-        this.events.set(entry.id, entry);
+        // An event for no hook has nothing to deliver (`queue` writes none; a hand-edited file might).
+        if (this.events.has(entry.id) || entry.hooks.length === 0) return;
+        this.events.set(entry.id, entry.hooks.map((hook) => new QueuedDelivery(entry, hook, entry)) as Deliveries);
         if (entry.pass !== undefined) {
           const open = this.openPasses.get(entry.pass) ?? [];
           this.openPasses.set(entry.pass, [...open, entry]);
         }
-        for (const hook of entry.hooks) {
-          this.deliveries.set(deliveryKey(entry.id, hook), {
-            key: deliveryKey(entry.id, hook),
-            id: entry.id,
-            hook,
-            event: entry,
-            status: 'pending',
-            attempts: 0,
-            dueMs: Date.parse(entry.at),
-            detail: null,
-            updated_at: entry.at,
-            last: entry,
-          });
-        }
         return;
       }
       case 'attempt': {
-        const delivery = this.deliveries.get(deliveryKey(entry.id, entry.hook));
+        const delivery = this.events.get(entry.id)?.find((candidate) => candidate.hook === entry.hook);
         if (delivery === undefined) return;
         delivery.attempts = entry.attempt;
         delivery.status = entry.result === 'retry' ? 'pending' : entry.result;
@@ -158,42 +188,47 @@ export class OutboxView extends LedgerState<OutboxEntry> {
       case 'pass': {
         for (const event of this.openPasses.get(entry.pass) ?? []) {
           if (entry.result === 'committed') {
-            delete event.pass;
+            // Not `delete`: that would turn each committed event into a larger dictionary-mode object.
+            event.pass = undefined;
             continue;
           }
           this.events.delete(event.id);
-          for (const hook of event.hooks) this.deliveries.delete(deliveryKey(event.id, hook));
         }
         this.openPasses.delete(entry.pass);
         return;
       }
       case 'redeliver': {
-        const event = this.events.get(entry.id);
-        if (event === undefined) return;
+        const deliveries = this.events.get(entry.id);
+        if (deliveries === undefined) return;
+        const event = deliveries[0].event;
+        const delivery = new QueuedDelivery(event, entry.hook, entry);
+        const index = deliveries.findIndex((candidate) => candidate.hook === entry.hook);
+        if (index !== -1) {
+          deliveries[index] = delivery;
+          return;
+        }
         // `recover` sends a change to a hook it was not queued for (added or disabled at the time).
-        if (!event.hooks.includes(entry.hook)) event.hooks.push(entry.hook);
-        const key = deliveryKey(entry.id, entry.hook);
-        this.deliveries.set(key, { key, id: entry.id, hook: entry.hook, event, status: 'pending', attempts: 0, dueMs: Date.parse(entry.at), detail: null, updated_at: entry.at, last: entry });
+        // A new array: the fold shares one array among the events queued for the same hooks.
+        event.hooks = [...event.hooks, entry.hook];
+        deliveries.push(delivery);
         return;
       }
     }
   }
 
   /** Lines still needed: each kept event, and the last line of each of its deliveries. */
-  protected liveEntries(): OutboxEntry[] {
+  protected *liveEntries(): IterableIterator<OutboxEntry> {
     const cutoff = Date.now() - DELIVERED_KEPT_MS;
-    const live: OutboxEntry[] = [];
     // Events of an open pass keep their `pass`: compaction runs only when a watch opens the outbox, after settling.
-    for (const event of this.events.values()) {
-      const deliveries = event.hooks.map((hook) => this.deliveries.get(deliveryKey(event.id, hook))!);
+    for (const deliveries of this.events.values()) {
+      const event = deliveries[0].event;
       if (deliveries.every((delivery) => delivery.status === 'delivered' && Date.parse(delivery.updated_at) < cutoff)) {
         this.events.delete(event.id);
-        for (const delivery of deliveries) this.deliveries.delete(delivery.key);
         continue;
       }
-      live.push(event, ...deliveries.map((delivery) => delivery.last).filter((line) => line !== event));
+      yield event;
+      for (const delivery of deliveries) if (delivery.last !== event) yield delivery.last;
     }
-    return live;
   }
 
   /** Since when every attempt to `hook` failed (ms), or undefined when its last attempt succeeded. */
@@ -203,7 +238,7 @@ export class OutboxView extends LedgerState<OutboxEntry> {
 
   /** Deliveries of committed changes (a pass not yet recorded as seen sends nothing). */
   *all(): IterableIterator<Delivery> {
-    for (const delivery of this.deliveries.values()) if (delivery.event.pass === undefined) yield delivery;
+    for (const deliveries of this.events.values()) if (deliveries[0].event.pass === undefined) yield* deliveries;
   }
 
   /** Passes queued and neither committed nor dropped: a watch was killed between queueing and recording them. */
@@ -212,8 +247,10 @@ export class OutboxView extends LedgerState<OutboxEntry> {
   }
 
   get(key: string): Delivery | undefined {
-    const delivery = this.deliveries.get(key);
-    return delivery?.event.pass === undefined ? delivery : undefined;
+    const colon = key.lastIndexOf(':');
+    if (colon === -1) return undefined;
+    const hook = key.slice(colon + 1);
+    return this.ofEvent(key.slice(0, colon)).find((delivery) => delivery.hook === hook);
   }
 
   hasEvent(id: string): boolean {
@@ -222,12 +259,12 @@ export class OutboxView extends LedgerState<OutboxEntry> {
 
   /** Deliveries of one webhook-id (every hook it was queued for). */
   ofEvent(id: string): Delivery[] {
-    const event = this.events.get(id);
-    return event === undefined || event.pass !== undefined ? [] : event.hooks.map((hook) => this.deliveries.get(deliveryKey(id, hook))!);
+    const deliveries = this.events.get(id);
+    return deliveries === undefined || deliveries[0].event.pass !== undefined ? [] : [...deliveries];
   }
 
   eventsSince(sinceMs: number): EventEntry[] {
-    return [...this.events.values()].filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
+    return [...this.events.values()].map((deliveries) => deliveries[0].event).filter((event) => event.pass === undefined && Date.parse(event.seen_at) >= sinceMs);
   }
 }
 
@@ -243,8 +280,13 @@ export class Outbox extends OutboxView {
     return outbox;
   }
 
+  /** The body a delivery of `event` sends, read from the outbox file. */
+  async bodyOf(event: EventEntry): Promise<string> {
+    return ((await this.readBack(event)) as EventLine).body;
+  }
+
   /** Queues changes (durable when it resolves); ids already queued are left as they are. */
-  async queue(events: Array<Omit<EventEntry, 'type'>>): Promise<void> {
+  async queue(events: Array<Omit<EventLine, 'type'>>): Promise<void> {
     const fresh = events.filter((event) => event.hooks.length > 0 && !this.hasEvent(event.id));
     await Promise.all(fresh.map((event) => this.append({ type: 'event', ...event })));
   }

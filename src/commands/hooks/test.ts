@@ -19,11 +19,11 @@ export async function run(ctx: Context, options: { id: string }): Promise<number
   const hook = findHook(hooks, scope, options.id);
   const now = ctx.clock.now();
   const seenAt = now.toISOString();
-  const event = { type: 'event' as const, id: `msg_${randomUUID().replace(/-/g, '')}`, event: PING_EVENT, hooks: [hook.id], body: bodyOf(PING_EVENT, seenAt, { hook: hook.id }), seen_at: seenAt, at: seenAt };
+  const event = { type: 'event' as const, id: `msg_${randomUUID().replace(/-/g, '')}`, event: PING_EVENT, hooks: [hook.id], seen_at: seenAt, at: seenAt };
   const { Agent } = await import('undici');
   const agent = new Agent();
   try {
-    const outcome = await attemptDelivery(hook, event, liveSecrets(hook, now), now, () => Promise.resolve(agent));
+    const outcome = await attemptDelivery(hook, event, bodyOf(PING_EVENT, seenAt, { hook: hook.id }), liveSecrets(hook, now), now, () => Promise.resolve(agent));
     const out = createOutput(ctx);
     const delivered = outcome.kind === 'delivered';
     if (ctx.globals.json) await out.json({ hook: hook.id, webhook_id: event.id, delivered, detail: outcome.detail });
