@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as z from 'zod';
+import { parseJsonDocument } from '../lib/jsonDocument';
 import { UsageError } from '../errors';
 import { stageFileAtomically, type StagedFile } from '../lib/files';
 import { appDirectory } from '../lib/paths';
@@ -98,18 +99,7 @@ export async function readState(path: string, expected: { baseUrl: string }, opt
     if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
     throw new UsageError(`cannot read the watch state file ${path}: ${(error as Error).message}`, { details: { state: ['cannot be read'], path } });
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw damaged(path, 'not valid JSON');
-  }
-  const parsed = StateFile.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw damaged(path, `${issue.path.join('.') || 'the file'}: ${issue.message}`);
-  }
-  const { format: _format, version: _version, ...state } = parsed.data;
+  const { format: _format, version: _version, ...state } = parseJsonDocument(text, StateFile, (rule) => damaged(path, rule));
   if (state.base_url !== expected.baseUrl) {
     throw new UsageError(`the watch state file ${path} is for ${state.base_url}, not ${expected.baseUrl}; it was left as it is`, {
       details: { state: ['is for another base URL'], path },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as z from 'zod';
+import { parseJsonDocument } from '../lib/jsonDocument';
 import { UsageError } from '../errors';
 import { acquireLedgerLock } from '../batch/lock';
 import { writeFileAtomically } from '../lib/files';
@@ -76,18 +77,7 @@ export async function readHooks(path: string): Promise<Hook[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw new UsageError(`cannot read the hooks file ${path}: ${(error as Error).message}`, { details: { hooks_file: ['cannot be read'], path } });
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw damaged(path, 'not valid JSON');
-  }
-  const parsed = HooksFile.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw damaged(path, `${issue.path.join('.') || 'the file'}: ${issue.message}`);
-  }
-  return parsed.data.hooks;
+  return parseJsonDocument(text, HooksFile, (rule) => damaged(path, rule)).hooks;
 }
 
 /**
