@@ -33,7 +33,7 @@ export const createAccount: CommandSpec = {
     'With a spouse, the service emails them an invitation with a login link (unless --no-spouse-invitation).\n' +
     'On a terminal it first says so and asks to continue (--yes skips the question; a pipe or cron is never asked).',
   jsonFields: [...ACCOUNT_FIELDS, 'login_link', 'login_link_expires_at', 'spouse', 'created_at'],
-  exitCodes: [...SERVICE_WITH_KEY, ['REJECTED', 'the service refused the account: VALIDATION_ERROR, or DUPLICATE_EMAIL (an account with that email exists)']],
+  exitCodes: [...SERVICE_WITH_KEY, ['REJECTED', 'the service refused the account: VALIDATION_ERROR, or DUPLICATE_EMAIL (an account with that email exists)'], ['INTERRUPTED', 'Ctrl-C at the Continue? question: nothing was sent']],
   load: () => import('./create'),
 };
 

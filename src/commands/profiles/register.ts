@@ -27,7 +27,7 @@ export const profiles: CommandSpec = {
         'Before storing it, the key is checked with GET /deliverables?limit=1 (as whoami checks it): a key\n' +
         'the service refuses exits 3 and one that cannot be checked exits as the failure does (7 when the\n' +
         'service cannot be reached); either way nothing is stored and a replaced profile keeps its old key.',
-      exitCodes: SERVICE_WITH_KEY,
+      exitCodes: [...SERVICE_WITH_KEY, ['INTERRUPTED', 'Ctrl-C at the hidden key prompt: nothing was saved']],
       load: () => import('./add'),
     },
     {
