@@ -8,9 +8,10 @@ import { blocksOf, terminalText } from './blocks';
  * Help laid out like the GitHub CLI's, from the declarations alone: a description, USAGE, the
  * commands (at the top, CORE COMMANDS with their descriptions and the ADDITIONAL COMMANDS by name,
  * so that it fits a 24-row screen), ARGUMENTS, FLAGS, INHERITED FLAGS (one line naming the
- * program's flags and `taxprep help flags`), EXAMPLES, JSON FIELDS and notes (paragraphs, see
- * blocks.ts). Wrapped at word boundaries to the terminal's width (80 in a pipe). A command added to the tree falls into place; `group: 'core'` puts a
- * top-level command among the core ones.
+ * program's flags and `taxprep help flags`), EXAMPLES (continued after ` \` within the width),
+ * JSON FIELDS, one line of EXIT CODES and notes (paragraphs, see blocks.ts). Wrapped at word
+ * boundaries to the terminal's width (80 in a pipe). A command added to the tree falls into place;
+ * `group: 'core'` puts a top-level command among the core ones.
  */
 
 /** The declaration each commander command was built from (set by `describeCommand`). */
@@ -114,7 +115,7 @@ function unbreakable(words: readonly string[]): string[] {
  * the command. It reads as one command when pasted into a shell, and the docs' parser joins it the
  * same way. A declaration may break its own lines with ` \`; they are joined first.
  */
-export function continuedLines(command: string, width: number, first: string, rest: string): string[] {
+function continuedLines(command: string, width: number, first: string, rest: string): string[] {
   const groups = unbreakable(command.replace(/\s*\\\n\s*/g, ' ').match(SHELL_WORD) ?? []);
   const lines: string[][] = [[]];
   const text = (line: readonly string[], index: number) => (index === 0 ? first : rest) + line.join(' ');
@@ -179,7 +180,7 @@ export function usageLines(path: string, spec: CommandSpec): string[] {
 }
 
 /** `0-9, 11, 12, 74`: numbers in order, three or more in a row as a range. */
-export function numberRanges(numbers: readonly number[]): string {
+function numberRanges(numbers: readonly number[]): string {
   const sorted = [...new Set(numbers)].sort((a, b) => a - b);
   const runs: number[][] = [];
   for (const number of sorted) {

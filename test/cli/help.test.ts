@@ -5,7 +5,7 @@ import { walk } from '../../src/commands/spec';
 import { program } from '../../src/commands/tree';
 import { EXIT } from '../../src/errors';
 
-/** The lines of help that are not command lines (examples), which are never wrapped. */
+/** The lines of help that are not command lines (examples), which are continued after ` \`, not filled as prose. */
 function proseLines(text: string): string[] {
   const examples = /\nEXAMPLES\n[\s\S]*?(\n\n|$)/;
   return text.replace(examples, '\n').split('\n');
