@@ -44,24 +44,30 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** One line each, for `taxprep help exit-codes`, taxprep(1) and docs/commands/. */
-export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitCode, string]> = [
-  [EXIT.OK, 'success (an empty list is a success too)'],
-  [EXIT.INTERNAL, 'unexpected failure inside taxprep (a bug: run again with --verbose and report it)'],
-  [EXIT.USAGE, 'bad flags, arguments, input files or settings; nothing was sent'],
-  [EXIT.AUTH, 'no API key, or the key was refused (INVALID_API_KEY, EXPIRED_API_KEY, INSUFFICIENT_PERMISSIONS, ACCESS_DENIED)'],
-  [EXIT.NOT_FOUND, 'the record does not exist (ACCOUNT_NOT_FOUND, USER_NOT_FOUND, DOCUMENT_NOT_FOUND, PROJECT_NOT_FOUND, DELIVERABLE_NOT_FOUND)'],
-  [EXIT.REJECTED, 'the service refused the request (VALIDATION_ERROR, INVALID_*, DUPLICATE_EMAIL, ACCOUNT_SUSPENDED, 413, 415)'],
-  [EXIT.RATE_LIMITED, 'still rate limited after retrying (RATE_LIMIT_EXCEEDED)'],
-  [EXIT.NETWORK, 'the service could not be reached, or did not answer in time'],
-  [EXIT.SERVER, 'the service failed (5xx) or its answer did not match the contract; also, for `projects status --watch --exit-status` only: --timeout ended the watch while the project was still pending'],
-  [EXIT.PARTIAL, 'a batch finished but some items failed; each failure is reported'],
-  [EXIT.LOCKED, 'another taxprep run is using the same ledger (overlapping runs of a batch command); nothing was sent'],
-  [EXIT.NOT_THE_API, 'the base URL does not answer like the service\'s API (a foreign 404, HTML or non-JSON): check that it ends in /v1beta'],
-  [EXIT.LIMIT, 'a safety limit stopped the command: more pages than --max-pages, or an answer larger than --max-response-size'],
-  [EXIT.OUTPUT_FAILED, 'the output could not be written (OUTPUT_FAILED: a full disk, an I/O error); what was done before is done'],
-  [EXIT.INTERRUPTED, 'stopped by Ctrl-C (SIGINT) after saying what was already done'],
-  [EXIT.OUTPUT_CLOSED, 'the reader of the output went away (a pipe into `head -1`, closed); nothing is printed about it'],
+export type ExitName = keyof typeof EXIT;
+
+/**
+ * One line each, by name, for `taxprep help exit-codes`, taxprep(1) and the exit codes each
+ * command's page lists (src/commands/exitCodes.ts).
+ */
+export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitName, string]> = [
+  ['OK', 'success (an empty list is a success too)'],
+  ['INTERNAL', 'unexpected failure inside taxprep (a bug: run again with --verbose and report it)'],
+  ['USAGE', 'bad flags, arguments, input files or settings; nothing was sent'],
+  ['AUTH', 'no API key, or the key was refused (INVALID_API_KEY, EXPIRED_API_KEY, INSUFFICIENT_PERMISSIONS, ACCESS_DENIED)'],
+  ['NOT_FOUND', 'the record does not exist (ACCOUNT_NOT_FOUND, USER_NOT_FOUND, DOCUMENT_NOT_FOUND, PROJECT_NOT_FOUND, DELIVERABLE_NOT_FOUND)'],
+  ['REJECTED', 'the service refused the request (VALIDATION_ERROR, INVALID_*, DUPLICATE_EMAIL, ACCOUNT_SUSPENDED, 413, 415)'],
+  ['RATE_LIMITED', 'still rate limited after retrying (RATE_LIMIT_EXCEEDED)'],
+  ['NETWORK', 'the service could not be reached, or did not answer in time'],
+  ['SERVER', 'the service failed (5xx) or its answer did not match the contract'],
+  ['STILL_PENDING', '`projects status --watch --exit-status` only: --timeout ended the watch while the project was still pending'],
+  ['PARTIAL', 'a batch finished but some items failed; each failure is reported'],
+  ['LOCKED', 'another taxprep run is using the same ledger (overlapping runs of a batch command); nothing was sent'],
+  ['NOT_THE_API', 'the base URL does not answer like the service\'s API (a foreign 404, HTML or non-JSON): check that it ends in /v1beta'],
+  ['LIMIT', 'a safety limit stopped the command: more pages than --max-pages, or an answer larger than --max-response-size'],
+  ['OUTPUT_FAILED', 'the output could not be written (OUTPUT_FAILED: a full disk, an I/O error); what was done before is done'],
+  ['INTERRUPTED', 'stopped by Ctrl-C (SIGINT) after saying what was already done'],
+  ['OUTPUT_CLOSED', 'the reader of the output went away (a pipe into `head -1`, closed); nothing is printed about it'],
 ];
 
 /** Every failure taxprep reports: a code, a message that says what to do next, and an exit code. */

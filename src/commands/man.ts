@@ -2,6 +2,7 @@ import { blocksOf, wrapVerbatim, type Block } from '../help/blocks';
 import { exampleLines } from '../help/layout';
 import { HELP_TOPICS } from '../help/topics';
 import { ACCOUNTS_FILE_NAME, DOCUMENTS_FILE_NAME, LOGIN_LINKS_FILE_NAME } from '../batch/ledgers/fileNames';
+import { exitCodesOf } from './exitCodes';
 import { flagHelp, HELP_FLAG, longName, walk, type CommandSpec, type FlagSpec } from './spec';
 
 /**
@@ -128,6 +129,10 @@ function commandPage(root: CommandSpec, path: readonly string[], spec: CommandSp
     '.SH GLOBAL OPTIONS',
     `${roff([HELP_FLAG, ...(root.flags ?? [])].map(longName).join(', '))} and the other flags of \\fBtaxprep\\fR(1), OPTIONS (also \\fBtaxprep help flags\\fR).`,
     ...section('JSON FIELDS', spec.jsonFields ? ['Fields \\fB\\-\\-json\\fR \\fIfield\\fR,... may select:', roff(spec.jsonFields.join(', '))] : []),
+    '.SH EXIT STATUS',
+    ...exitCodesOf(spec).flatMap(({ code, meaning }) => item(`\\fB${code}\\fR`, meaning)),
+    '.PP',
+    'Every code, and the error printed with \\fB\\-\\-json\\fR: \\fBtaxprep\\fR(1), EXIT STATUS (also \\fBtaxprep help exit\\-codes\\fR).',
     ...section('EXAMPLES', spec.examples?.length ? preformatted(exampleLines(spec.examples, MAN_EXAMPLE_WIDTH).join('\n')) : []),
     ...section('NOTES', spec.notes === undefined ? [] : roffBlocks(blocksOf(spec.notes))),
     '.SH SEE ALSO',

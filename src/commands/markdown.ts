@@ -1,7 +1,8 @@
 import { blocksOf, type Block } from '../help/blocks';
-import { usageLines } from '../help/layout';
+import { exampleLines, usageLines } from '../help/layout';
 import { HELP_TOPICS } from '../help/topics';
 import type { HelpTopic } from '../help/register';
+import { exitCodesOf } from './exitCodes';
 import { flagHelp, HELP_FLAG, longName, walk, type CommandSpec } from './spec';
 
 /**
@@ -47,8 +48,9 @@ function fence(language: string, lines: readonly string[]): string {
   return ['```' + language, ...lines, '```'].join('\n');
 }
 
-function table(headings: readonly [string, string], rows: ReadonlyArray<readonly [string, string]>): string {
-  return [`| ${headings[0]} | ${headings[1]} |`, '|---|---|', ...rows.map(([term, text]) => `| ${term} | ${text} |`)].join('\n');
+function table(headings: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [line(headings), `|${headings.map(() => '---|').join('')}`, ...rows.map(line)].join('\n');
 }
 
 /** Help blocks as markdown: paragraphs on one line each (the reader's viewer wraps them), lists and code kept. */
@@ -81,6 +83,12 @@ function link(path: readonly string[]): string {
   return `[${['taxprep', ...path].join(' ')}](${path.length === 0 ? 'README.md' : pageFile(path)})`;
 }
 
+/** The codes the command can end with, and what each means there; the topic page has them all. */
+function exitCodeTable(spec: CommandSpec): string {
+  const rows = exitCodesOf(spec).map((row) => [String(row.code), code(row.name), cell(row.meaning)]);
+  return `${table(['Code', 'Name', 'Meaning'], rows)}\n\nEvery code and the JSON error shape: [exit codes](${topicFile('exit-codes')}).`;
+}
+
 function commandPage(root: CommandSpec, path: readonly string[], spec: CommandSpec): MarkdownPage {
   const subcommands = (spec.subcommands ?? []).filter((sub) => !sub.hidden);
   const inherited = [HELP_FLAG, ...(root.flags ?? [])].map(longName).filter((name) => !(spec.flags ?? []).some((flag) => longName(flag) === name));
@@ -96,10 +104,10 @@ function commandPage(root: CommandSpec, path: readonly string[], spec: CommandSp
     ),
     ...section('Flags', spec.flags?.length ? table(['Flag', 'Meaning'], spec.flags.map((flag) => [code(flag.flag), cell(flagHelp(flag))])) : undefined),
     ...section('Inherited flags', `${inherited.map(code).join(', ')}: see [the flags every command takes](${topicFile('flags')}).`),
-    ...section('Examples', spec.examples?.length ? fence('console', spec.examples.map((line) => `$ ${line}`)) : undefined),
+    ...section('Examples', spec.examples?.length ? fence('console', exampleLines(spec.examples, 80)) : undefined),
     ...section('JSON fields', spec.jsonFields ? `\`--json FIELD,...\` may select: ${spec.jsonFields.map(code).join(', ')}.` : undefined),
     ...section('Notes', spec.notes === undefined ? undefined : markdownBlocks(blocksOf(spec.notes))),
-    ...section('Exit codes', spec.load === undefined ? undefined : `The same for every command: see [exit codes](${topicFile('exit-codes')}).`),
+    ...section('Exit codes', exitCodeTable(spec)),
     ...section('See also', [path.slice(0, -1), ...subcommands.map((sub) => [...path, sub.name])].map(link).join(', ')),
   ];
   return { file: pageFile(path), text: `${parts.join('\n\n')}\n` };

@@ -1,3 +1,4 @@
+import type { ExitCodeSpec } from './exitCodes';
 import type { CommandModule } from './types';
 
 /**
@@ -57,6 +58,12 @@ export interface CommandSpec {
    * Absent: the command prints no document that fields could be picked from.
    */
   jsonFields?: readonly string[];
+  /**
+   * The exit codes the command can end with besides those of every command (0, 1, 2, 74, 141),
+   * by name in EXIT: usually `SERVICE_WITH_KEY` (src/commands/exitCodes.ts) and its own. Listed in
+   * its man page, docs/commands/ page and help; the end-to-end tests fail on a code not listed.
+   */
+  exitCodes?: readonly ExitCodeSpec[];
   /** The command's module, imported only when it runs. Absent: a noun that groups subcommands. */
   load?: () => Promise<CommandModule<unknown>>;
   subcommands?: readonly CommandSpec[];

@@ -1,4 +1,5 @@
 import type { Command, Help } from 'commander';
+import { exitCodesOf } from '../commands/exitCodes';
 import { flagHelp, HELP_FLAG, longName, VERSION_FLAG, type CommandSpec, type FlagSpec } from '../commands/spec';
 import { wrapText } from '../output/wrap';
 import { blocksOf, terminalText } from './blocks';
@@ -7,9 +8,10 @@ import { blocksOf, terminalText } from './blocks';
  * Help laid out like the GitHub CLI's, from the declarations alone: a description, USAGE, the
  * commands (at the top, CORE COMMANDS with their descriptions and the ADDITIONAL COMMANDS by name,
  * so that it fits a 24-row screen), ARGUMENTS, FLAGS, INHERITED FLAGS (one line naming the
- * program's flags and `taxprep help flags`), EXAMPLES, JSON FIELDS and notes (paragraphs, see
- * blocks.ts). Wrapped at word boundaries to the terminal's width (80 in a pipe). A command added to the tree falls into place; `group: 'core'` puts a
- * top-level command among the core ones.
+ * program's flags and `taxprep help flags`), EXAMPLES (continued after ` \` within the width),
+ * JSON FIELDS, one line of EXIT CODES and notes (paragraphs, see blocks.ts). Wrapped at word
+ * boundaries to the terminal's width (80 in a pipe). A command added to the tree falls into place;
+ * `group: 'core'` puts a top-level command among the core ones.
  */
 
 /** The declaration each commander command was built from (set by `describeCommand`). */
@@ -82,16 +84,67 @@ function flagRows(flags: readonly FlagSpec[]): string {
   return rows(flags.map((flag) => [flag.flag, flagHelp(flag)]));
 }
 
+/** Shell words as typed: quoted strings kept whole with their quotes, `a"b c"d` one word. */
+const SHELL_WORD = /(?:[^\s'"]+|'[^']*'|"(?:[^"\\]|\\.)*")+/g;
+
+const OPERATOR = /^(\||\|\||&&|;|\d?>>?|<)$/;
+
 /**
- * Example command lines, `$ ` first, never wrapped (they are to be copied): a trailing `# comment`
- * that would take the line past `width` goes on a line of its own above its command.
+ * A command line's words in the groups a break should not split: a flag and its value
+ * (`--tax-year 2024`), an operator and what follows it (`| jq -r`, `> out.json`).
+ */
+function unbreakable(words: readonly string[]): string[] {
+  const groups: string[] = [];
+  words.forEach((word, index) => {
+    const [before, previous] = [words[index - 2], words[index - 1]];
+    const glued =
+      previous !== undefined &&
+      (OPERATOR.test(previous) ||
+        (previous.startsWith('-') && !word.startsWith('-') && !OPERATOR.test(word)) ||
+        // A command after a pipe or `&&` keeps its first word: `| jq -r`, `| jq '.[].id'`.
+        (before !== undefined && /^(\||\|\||&&)$/.test(before)));
+    if (glued) groups[groups.length - 1] += ` ${word}`;
+    else groups.push(word);
+  });
+  return groups;
+}
+
+/**
+ * A command line within `width`, as gh and the aws docs break theirs: between shell words (never
+ * between a flag and its value), each line but the last ending in ` \`, the next indented under
+ * the command. It reads as one command when pasted into a shell, and the docs' parser joins it the
+ * same way. A declaration may break its own lines with ` \`; they are joined first.
+ */
+function continuedLines(command: string, width: number, first: string, rest: string): string[] {
+  const groups = unbreakable(command.replace(/\s*\\\n\s*/g, ' ').match(SHELL_WORD) ?? []);
+  const lines: string[][] = [[]];
+  const text = (line: readonly string[], index: number) => (index === 0 ? first : rest) + line.join(' ');
+  groups.forEach((group, index) => {
+    const line = lines.at(-1)!;
+    // Room for ` \` unless this is the command's end.
+    const room = index === groups.length - 1 ? width : width - 2;
+    if (line.length === 0 || text([...line, group], lines.length - 1).length <= room) return void line.push(group);
+    // A break goes before the line's last pipe or `&&` when what follows it fits the next line.
+    const at = line.findLastIndex((each, position) => position > 0 && /^(\||\|\||&&) /.test(each));
+    const moved = at === -1 ? [] : line.slice(at);
+    if (moved.length > 0 && text([...moved, group], 1).length <= room) line.splice(at);
+    lines.push(moved.length > 0 && line.length === at ? [...moved, group] : [group]);
+  });
+  return lines.map((line, index) => `${text(line, index)}${index === lines.length - 1 ? '' : ' \\'}`);
+}
+
+/**
+ * Example command lines, `$ ` first, within `width`: a trailing `# comment` that would take the
+ * line past it goes on a line of its own above its command, and a command still too long goes on
+ * continuation lines (`continuedLines`).
  */
 export function exampleLines(examples: readonly string[], width: number, indent = ''): string[] {
   return examples.flatMap((example) => {
-    const line = `${indent}$ ${example}`;
     const comment = /^(.*?\S)\s+(# .*)$/.exec(example);
-    if (line.length <= width || comment === null) return [line];
-    return [`${indent}${comment[2]}`, `${indent}$ ${comment[1]}`];
+    const oneLine = example.replace(/\s*\\\n\s*/g, ' ');
+    if (`${indent}$ ${oneLine}`.length <= width) return [`${indent}$ ${oneLine}`];
+    const above = comment === null ? [] : [`${indent}${comment[2]}`];
+    return [...above, ...continuedLines(comment === null ? example : comment[1]!, width, `${indent}$ `, `${indent}    `)];
   });
 }
 
@@ -126,6 +179,18 @@ export function usageLines(path: string, spec: CommandSpec): string[] {
   return usage;
 }
 
+/** `0-9, 11, 12, 74`: numbers in order, three or more in a row as a range. */
+function numberRanges(numbers: readonly number[]): string {
+  const sorted = [...new Set(numbers)].sort((a, b) => a - b);
+  const runs: number[][] = [];
+  for (const number of sorted) {
+    const run = runs.at(-1);
+    if (run !== undefined && run.at(-1) === number - 1) run.push(number);
+    else runs.push([number]);
+  }
+  return runs.flatMap((run) => (run.length >= 3 ? [`${run[0]}-${run.at(-1)}`] : run.map(String))).join(', ');
+}
+
 function commandSections(command: Command, spec: CommandSpec, rootSpec: CommandSpec, width: number): Array<Section | undefined> {
   const commands = visible(spec.subcommands);
   const usage = usageLines(pathOf(command), spec);
@@ -145,6 +210,8 @@ function commandSections(command: Command, spec: CommandSpec, rootSpec: CommandS
     ['INHERITED FLAGS', `  ${inherited.slice(0, 4).join(', ')} and ${inherited.length - 4} more: see \`taxprep help flags\``],
     examplesOf(spec, width),
     spec.jsonFields ? ['JSON FIELDS (--json FIELD,...)', `  ${spec.jsonFields.join(', ')}`] : undefined,
+    // One line, so that help still fits a screen; what each code means here is in the man page and docs/commands/.
+    [undefined, `EXIT CODES: ${numberRanges(exitCodesOf(spec).map((row) => row.code))} (taxprep help exit-codes)`],
     spec.notes === undefined ? undefined : [undefined, terminalText(blocksOf(spec.notes), width), true],
   ];
 }

@@ -12,5 +12,6 @@ export const help: CommandSpec = {
   description: `Show help for a command, or a topic: ${HELP_TOPIC_NAMES.join(', ')}`,
   arguments: [{ name: '[topic...]', help: `a topic (${HELP_TOPIC_NAMES.join(', ')}) or a command, e.g. "docs upload"`, complete: 'help' }],
   examples: ['taxprep help exit-codes', 'taxprep help docs upload'],
+  exitCodes: [],
   load: () => import('./help'),
 };

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { flagHelp, HELP_FLAG, VERSION_FLAG } from '../commands/spec';
 import { program as programSpec } from '../commands/tree';
 import { ENVIRONMENT_VARIABLES, DEFAULT_BASE_URL } from '../config/settings';
-import { EXIT_CODE_MEANINGS, UsageError } from '../errors';
+import { EXIT, EXIT_CODE_MEANINGS, UsageError } from '../errors';
 import { terminalText, type Block } from './blocks';
 import type { HelpTopic } from './register';
 
@@ -122,8 +122,8 @@ const ENVIRONMENT_ROWS: ReadonlyArray<[string, string]> = [
 /** `taxprep help exit-codes`. */
 function exitCodeBlocks(): Block[] {
   return [
-    { kind: 'paragraph', text: 'Exit codes (the same for every command; scripts and cron can branch on them):' },
-    { kind: 'rows', rows: EXIT_CODE_MEANINGS.map(([code, meaning]) => [String(code), meaning] as const) },
+    { kind: 'paragraph', text: 'Exit codes (a number means the same in every command; scripts and cron can branch on them). Each command\'s page (`man taxprep-COMMAND`, docs/commands/) lists the ones it can end with.' },
+    { kind: 'rows', rows: EXIT_CODE_MEANINGS.map(([name, meaning]) => [String(EXIT[name]), meaning] as const) },
     { kind: 'paragraph', text: 'With --json, a failure also prints the error as JSON on stderr (as text when stderr is a terminal):' },
     { kind: 'verbatim', text: '  {"error":{"code":"...","message":"...","details":{...}}}' },
     {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { GENERATED_MARK, markdownPages } from '../../src/commands/markdown';
 import { walk } from '../../src/commands/spec';
 import { program } from '../../src/commands/tree';
+import { argvOf, parseProblem, pipedOutput } from '../helpers/commandLines';
 import { brokenLinks, commandLineProblems, commandLinesOf, manualFiles, staleGeneratedPages } from '../helpers/docsDrift';
 
 /**
@@ -16,6 +17,14 @@ import { brokenLinks, commandLineProblems, commandLinesOf, manualFiles, staleGen
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pages = markdownPages(program);
+
+/** A scratch copy holding one more page, docs/scratch.md, of `lines`. */
+function scratchPage(lines: readonly string[]): { copy: string; page: string } {
+  const copy = scratchCopy();
+  const page = join(copy, 'docs/scratch.md');
+  writeFileSync(page, lines.join('\n'));
+  return { copy, page };
+}
 
 function scratchCopy(): string {
   const copy = mkdtempSync(join(tmpdir(), 'taxprep-docs-'));
@@ -67,24 +76,19 @@ describe('every taxprep command line in README.md and docs/ parses against the d
   }, 60_000);
 
   it('fails on a misspelt flag, an unknown command, a missing required value and a refusal that parses (scratch copy)', async () => {
-    const copy = scratchCopy();
-    const page = join(copy, 'docs/scratch.md');
-    writeFileSync(
-      page,
-      [
-        '```console',
-        '$ taxprep docs list 1001 --tax-yaer 2024',
-        '$ taxprep acounts get 1001',
-        '$ taxprep docs upload 1001 w2.pdf',
-        '$ taxprep accounts get 1001; echo "exit $?"',
-        'exit 2',
-        '```',
-        '```sh',
-        '/usr/local/bin/taxprep login-link renew --within',
-        '```',
-        '',
-      ].join('\n'),
-    );
+    const { copy, page } = scratchPage([
+      '```console',
+      '$ taxprep docs list 1001 --tax-yaer 2024',
+      '$ taxprep acounts get 1001',
+      '$ taxprep docs upload 1001 w2.pdf',
+      '$ taxprep accounts get 1001; echo "exit $?"',
+      'exit 2',
+      '```',
+      '```sh',
+      '/usr/local/bin/taxprep login-link renew --within',
+      '```',
+      '',
+    ]);
     expect(await commandLineProblems([page], copy)).toEqual([
       `docs/scratch.md: "taxprep docs list 1001 --tax-yaer 2024": unknown option '--tax-yaer'\n(Did you mean --tax-year?)`,
       `docs/scratch.md: "taxprep acounts get 1001": unknown command 'acounts'\n(Did you mean accounts?)`,
@@ -94,6 +98,42 @@ describe('every taxprep command line in README.md and docs/ parses against the d
     ]);
   });
 });
+
+describe('a command line continued with ` \\` is one command', () => {
+  it('the parser joins the continuation lines of a page, and checks the command they make (scratch copy)', async () => {
+    const { copy, page } = scratchPage([
+      '```console',
+      '$ taxprep docs upload 1001 w2.pdf 1099-int.pdf \\',
+      '    --tax-yaer 2024',
+      '$ taxprep docs upload 1001 w2.pdf --tax-year 2024 \\',
+      '    --description "Forms from the bank" \\',
+      "    | jq '.[].id'",
+      '```',
+      '',
+    ]);
+    expect(commandLinesOf(readFileSync(page, 'utf8')).map(({ line }) => line)).toEqual([
+      'taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-yaer 2024',
+      'taxprep docs upload 1001 w2.pdf --tax-year 2024 --description "Forms from the bank" | jq \'.[].id\'',
+    ]);
+    expect(await commandLineProblems([page], copy)).toEqual([
+      `docs/scratch.md: "taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-yaer 2024": unknown option '--tax-yaer'\n(Did you mean --tax-year?)`,
+    ]);
+  });
+
+  it("every example of every command's --help parses, its continuation lines joined", async () => {
+    let continued = 0;
+    for (const { path } of walk(program)) {
+      const help = await pipedOutput([...path, '--help']);
+      const examples = /\nEXAMPLES\n([\s\S]*?)(\n\n|$)/.exec(help)?.[1] ?? '';
+      continued += examples.split('\n').filter((line) => line.endsWith(' \\')).length;
+      const lines = commandLinesOf(['```console', ...examples.split('\n').map((line) => line.slice(2)), '```'].join('\n'));
+      for (const { line } of lines) expect(await parseProblem(argvOf(line)!), `taxprep ${path.join(' ')} --help: ${line}`).toBeUndefined();
+    }
+    // Long examples are continued, not left past the width: the check above reads them joined.
+    expect(continued).toBeGreaterThan(10);
+  }, 60_000);
+});
+
 
 describe('every relative link and #anchor of README.md and docs/ resolves', () => {
   it('none is broken', () => {

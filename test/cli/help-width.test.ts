@@ -2,45 +2,20 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli';
 import { manPages } from '../../src/commands/man';
 import { walk } from '../../src/commands/spec';
 import { program } from '../../src/commands/tree';
 import { HELP_TOPIC_NAMES } from '../../src/help/register';
 import { runCli } from '../helpers/cli';
+import { pipedOutput } from '../helpers/commandLines';
 
 /**
  * Help, topics and man pages read as whole sentences within 80 columns (issue 25): prose is
- * wrapped at word boundaries, filled to the line (never hard-broken mid-sentence), and only
- * command lines of examples and lists kept as written may be longer.
+ * wrapped at word boundaries, filled to the line (never hard-broken mid-sentence), and no line is
+ * exempt: an example's command line too long for the width continues on the next (` \`).
  */
 
-class Pipe extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void) {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-}
-
-async function piped(argv: string[]): Promise<string> {
-  const stdout = new Pipe();
-  const code = await main(argv, { env: {}, io: { stdout, stderr: new Pipe() } });
-  expect(code).toBe(0);
-  return stdout.text;
-}
-
-/** An example's command line, shown as written however long (never wrapped, to be copied). */
-const isExampleCommand = (line: string) => /^ {2}\$ /.test(line);
-
-/** Help without its examples' command lines (a `\` continues one on the next line). */
-function withoutCommands(text: string): string[] {
-  const examples = /\nEXAMPLES\n([\s\S]*?)(\n\n|$)/.exec(text)?.[1] ?? '';
-  const commands = new Set(examples.split(/\n(?= {2}[$#] )/).filter((example) => example.startsWith('  $ ')).flatMap((example) => example.split('\n')));
-  return text.split('\n').filter((line) => !commands.has(line));
-}
 
 /**
  * The lines of each paragraph (lines of text between blank lines, none indented) are filled: a
@@ -59,10 +34,10 @@ function unfilledBreaks(text: string, width: number): string[] {
 }
 
 describe('help reflows to 80 columns in a pipe', () => {
-  it('`taxprep watch --help | cat`: every line but an example command fits, and the notes are whole paragraphs', async () => {
+  it('`taxprep watch --help | cat`: every line fits, and the notes are whole paragraphs', async () => {
     const { exitCode, stdout } = await runCli(['watch', '--help']);
     expect(exitCode).toBe(0);
-    for (const line of stdout.split('\n').filter((each) => !isExampleCommand(each))) expect(line.length, line).toBeLessThanOrEqual(80);
+    for (const line of stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(unfilledBreaks(stdout, 80)).toEqual([]);
     // The two breaks the issue quotes are gone: the sentences continue on the same line.
     expect(stdout).not.toMatch(/"deliverable_id"\n\(deliverables\)/);
@@ -72,24 +47,24 @@ describe('help reflows to 80 columns in a pipe', () => {
   });
 
   it.each(HELP_TOPIC_NAMES.map((topic) => [topic]))('`taxprep help %s`: every line fits, paragraphs filled', async (topic) => {
-    const text = await piped(['help', topic]);
+    const text = await pipedOutput(['help', topic]);
     expect(text.trim().length).toBeGreaterThan(0);
     for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(unfilledBreaks(text, 80)).toEqual([]);
   });
 
-  it.each(walk(program).slice(1).map(({ path }) => [path.join(' ')]))('`taxprep %s --help`: prose fits 80 columns and notes are filled', async (path) => {
-    const text = await piped([...path.split(' '), '--help']);
-    for (const line of withoutCommands(text)) expect(line.length, line).toBeLessThanOrEqual(80);
+  it.each(walk(program).map(({ path }) => [path.join(' ')]))('`taxprep %s --help`: every line fits 80 columns, examples too, and notes are filled', async (path) => {
+    const text = await pipedOutput([...path.split(' ').filter((word) => word !== ''), '--help']);
+    for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(unfilledBreaks(text, 80)).toEqual([]);
   });
 
   it('inherited flags are one line pointing at `taxprep help flags`, which lists every one', async () => {
-    const upload = await piped(['docs', 'upload', '--help']);
+    const upload = await pipedOutput(['docs', 'upload', '--help']);
     expect(upload).toMatch(/\nINHERITED FLAGS\n {2}--help, --json, --jq, --profile and \d+ more: see `taxprep help flags`\n\n/);
     // 53 lines when the program's flags were listed in every command's help.
     expect(upload.split('\n').length).toBeLessThan(53 - 10);
-    const flags = await piped(['help', 'flags']);
+    const flags = await pipedOutput(['help', 'flags']);
     for (const flag of program.flags ?? []) expect(flags).toContain(flag.flag);
     expect(flags).toMatch(/^ {2}-h, --help +show help for a command$/m);
   });
@@ -101,16 +76,14 @@ const noMan = spawnSync('man', ['--version']).error !== undefined;
 describe('man pages read within 80 columns', () => {
   const pages = manPages(program, '0.0.0');
 
-  it.skipIf(noMan)('every page, rendered by man at 80 columns: prose lines fit, lists and examples are kept as written', () => {
+  it.skipIf(noMan)('every page, rendered by man at 80 columns: every line fits, examples and lists included', () => {
     const directory = mkdtempSync(join(tmpdir(), 'taxprep-man-'));
     for (const { file, text } of pages) {
       writeFileSync(join(directory, file), text);
       const rendered = spawnSync('man', ['-l', join(directory, file)], { env: { ...process.env, MANWIDTH: '80', MAN_KEEP_FORMATTING: '', MANPAGER: 'cat', PAGER: 'cat' }, encoding: 'utf8' });
       expect(rendered.status, file).toBe(0);
       const plain = spawnSync('col', ['-bx'], { input: rendered.stdout, encoding: 'utf8' }).stdout;
-      // Lines between .nf and .fi are examples and lists, kept as written.
-      const kept = new Set([...text.matchAll(/^\.nf\n([\s\S]*?)\n\.fi$/gm)].flatMap((match) => match[1]!.split('\n').map((line) => line.replace(/\\-/g, '-').replace(/\\e/g, '\\').replace(/^\\&/, '').trim())));
-      for (const line of plain.split('\n').filter((each) => !kept.has(each.trim()))) expect(line.length, `${file}: ${line}`).toBeLessThanOrEqual(80);
+      for (const line of plain.split('\n')) expect(line.length, `${file}: ${line}`).toBeLessThanOrEqual(80);
     }
   });
 

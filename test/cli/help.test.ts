@@ -5,7 +5,7 @@ import { walk } from '../../src/commands/spec';
 import { program } from '../../src/commands/tree';
 import { EXIT } from '../../src/errors';
 
-/** The lines of help that are not command lines (examples), which are never wrapped. */
+/** The lines of help that are not command lines (examples), which are continued after ` \`, not filled as prose. */
 function proseLines(text: string): string[] {
   const examples = /\nEXAMPLES\n[\s\S]*?(\n\n|$)/;
   return text.replace(examples, '\n').split('\n');
@@ -67,11 +67,12 @@ describe('help like the GitHub CLI', () => {
     expect(create.stdout.replace(/\s+/g, ' ')).toContain('USAGE taxprep accounts create --email <email> --first-name <name> --last-name <name> [flags] FLAGS');
   });
 
-  it('wraps at word boundaries to the terminal, and never wraps an example', async () => {
+  it('wraps at word boundaries to the terminal, and continues an example too long for it after ` \\`', async () => {
     const stdout = new Captured(60);
     await main(['docs', 'upload', '--help'], { env: {}, io: { stdout, stderr: new Captured() } });
-    for (const line of proseLines(stdout.text)) expect(line.length, line).toBeLessThanOrEqual(60);
-    expect(stdout.text).toContain('  $ taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-year 2024 --description "Forms from the bank"\n');
+    for (const line of stdout.text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(60);
+    // Broken between shell words, never between a flag and its value, and indented under the command.
+    expect(stdout.text).toContain('  $ taxprep docs upload 1001 *.pdf --tax-year 2024 \\\n      --description "From the bank"\n');
   });
 
   it('suggests a command or topic for a typo in `help`, as for commands, and never a hidden one', async () => {

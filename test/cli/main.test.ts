@@ -46,7 +46,7 @@ describe('version and help', () => {
     expect(result.code).toBe(0);
     // A meaning longer than the line continues under itself: compared with its wrapping undone.
     const unwrapped = result.stdout.replace(/\n {7}(?=\S)/g, ' ');
-    for (const [code, meaning] of EXIT_CODE_MEANINGS) expect(unwrapped).toMatch(new RegExp(`^  ${code} +${meaning.replace(/[()*.]/g, '\\$&')}$`, 'm'));
+    for (const [name, meaning] of EXIT_CODE_MEANINGS) expect(unwrapped).toMatch(new RegExp(`^  ${EXIT[name]} +${meaning.replace(/[()*.]/g, '\\$&')}$`, 'm'));
   });
 
   it('help <command> shows that command, examples included', async () => {

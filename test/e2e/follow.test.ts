@@ -232,6 +232,20 @@ describe('taxprep status', () => {
     );
   });
 
+  it('Ctrl-C while it reads the service: exit 130, one line saying so, nothing on stdout', async () => {
+    // Every answer takes 5 s: the interrupt arrives while a request is out.
+    mock.deps.settings.faults.latencyMs = 5000;
+    const { child, result } = startCli(['status', '--verbose'], { home, env: env() });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    await until(() => /^> GET /m.test(stderr), 'the first request');
+    child.kill('SIGINT');
+    const ended = await result;
+    expect([ended.exitCode, ended.stdout]).toEqual([130, '']);
+    expect(ended.stderr).toContain('error: interrupted while reading the service; nothing was printed\nRun taxprep status again.\n');
+    expect(ended.stderr).not.toContain('unexpected failure');
+  });
+
   it('lists the ledger\'s login links expiring within --within', async () => {
     expect((await taxprep(['login-link', '1002', '--expiry-hours', '5', '--no-notify'])).exitCode).toBe(0);
     const soon = JSON.parse((await taxprep(['status', '--json'])).stdout);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { execa, type Options, type ResultPromise } from 'execa';
 import { API_KEY_PREFIX, redactApiKey } from '../../src/contract/apiKeys';
 import { DEMO_API_KEYS } from '../../src/mock/seed';
+import { expectDeclaredExit } from './exitCodes';
 
 const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 
@@ -99,11 +100,16 @@ export function expectNoSecrets(what: string, ...texts: string[]): void {
   if (leaked.length > 0) throw new Error(`${what.replace(KEY_SHAPED, (key) => redactApiKey(key))} printed an API key in full: ${leaked.join(', ')}`);
 }
 
-/** The outcome of a finished run, its output scanned. */
-function scanned(what: string, result: { exitCode?: number; signal?: string; stdout?: unknown; stderr?: unknown }, options: { tty?: boolean } = {}): CliResult {
+/**
+ * The outcome of a finished run, its output scanned. `argv`: the words taxprep ran with, when the
+ * run's exit code is taxprep's own; that code must then be one its command declares.
+ */
+function scanned(what: string, result: { exitCode?: number; signal?: string; stdout?: unknown; stderr?: unknown }, options: { tty?: boolean; argv?: readonly string[] } = {}): CliResult {
   const stdout = options.tty ? String(result.stdout).replace(/\r\n/g, '\n') : String(result.stdout ?? '');
   const stderr = String(result.stderr ?? '');
   expectNoSecrets(what, stdout, stderr);
+  const exitCode = result.signal === undefined ? (result.exitCode ?? -1) : -1;
+  if (options.argv !== undefined) expectDeclaredExit(options.argv, exitCode);
   return { exitCode: result.exitCode ?? -1, ...(result.signal === undefined ? {} : { signal: result.signal }), stdout, stderr };
 }
 
@@ -114,7 +120,7 @@ function scanned(what: string, result: { exitCode?: number; signal?: string; std
 export async function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   registerGiven(options);
   const env = cliEnv(options.home ?? makeHome(), options.env);
-  if (process.env[IN_PROCESS] === '1' && !options.tty) return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? ''));
+  if (process.env[IN_PROCESS] === '1' && !options.tty) return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? ''), { argv: args });
   const command = [...taxprepCommand(), ...args];
   const result = options.tty
     ? await execa('script', ['-qfec', command.map(shellQuote).join(' '), '/dev/null'], {
@@ -125,7 +131,7 @@ export async function runCli(args: string[], options: RunCliOptions = {}): Promi
         stripFinalNewline: false,
       })
     : await execa(command[0]!, command.slice(1), { env, extendEnv: false, reject: false, input: options.input ?? '', stripFinalNewline: false });
-  return scanned(`taxprep ${args.join(' ')}`, result, options);
+  return scanned(`taxprep ${args.join(' ')}`, result, { ...options, argv: args });
 }
 
 /**
@@ -171,7 +177,7 @@ export function startCli(args: string[], options: Omit<RunCliOptions, 'tty'> & {
   });
   const what = `taxprep ${args.join(' ')}`;
   // `taxprep serve --mock` prints the keys it made on stdout, as its start line promises; stderr is still scanned.
-  const result = child.then((done) => (options.keysOnStdout ? { ...scanned(what, { ...done, stdout: '' }), stdout: String(done.stdout ?? '') } : scanned(what, done)));
+  const result = child.then((done) => (options.keysOnStdout ? { ...scanned(what, { ...done, stdout: '' }, { argv: args }), stdout: String(done.stdout ?? '') } : scanned(what, done, { argv: args })));
   return { child, result };
 }
 
@@ -180,7 +186,26 @@ export function startCli(args: string[], options: Omit<RunCliOptions, 'tty'> & {
  * script or terminal does (a cron recipe, `script`, a redirect). Run that through `runScanned`.
  */
 export function cliCommandLine(args: string[] = []): string {
-  return [...taxprepCommand(), ...args].map(shellQuote).join(' ');
+  const line = [...taxprepCommand(), ...args].map(shellQuote).join(' ');
+  commandLines.set(line, args);
+  return line;
+}
+
+/** The argv of each command line cliCommandLine made, to know what a shell that runs one runs. */
+const commandLines = new Map<string, string[]>();
+
+/**
+ * The argv of taxprep when `file args` ends with taxprep's own exit code: `script -qfec LINE`, or
+ * `sh -c '... ; exec LINE > file'` of a line from cliCommandLine. Undefined for anything else (a
+ * recipe, a pipeline), whose exit code is the shell's.
+ */
+function taxprepArgvOf(args: readonly string[]): string[] | undefined {
+  for (const arg of args) {
+    const exec = /(?:^|;\s*)exec (.*?)(?: \d?>>? ?\S+)*$/.exec(arg)?.[1];
+    const argv = commandLines.get(arg) ?? (exec === undefined ? undefined : commandLines.get(exec));
+    if (argv !== undefined) return argv;
+  }
+  return undefined;
 }
 
 /**
@@ -192,8 +217,9 @@ export function startScanned(file: string, args: string[], options: Options & { 
   const { files = [], ...execaOptions } = options;
   const what = `${file} ${args.join(' ')}`;
   const child = execa(file, args, { reject: false, ...execaOptions });
+  const argv = taxprepArgvOf(args);
   const result = child.then((done) => {
-    const outcome = scanned(what, done as { exitCode?: number; signal?: string; stdout?: unknown; stderr?: unknown });
+    const outcome = scanned(what, done as { exitCode?: number; signal?: string; stdout?: unknown; stderr?: unknown }, argv === undefined ? {} : { argv });
     for (const written of files) if (existsSync(written)) expectNoSecrets(`${what} (in ${written})`, readFileSync(written, 'utf8'));
     return outcome;
   });

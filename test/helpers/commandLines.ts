@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
-import { buildProgram, parseGlobalOptions } from '../../src/cli';
+import { buildProgram, main, parseGlobalOptions } from '../../src/cli';
 import { UsageError } from '../../src/errors';
+import { CapturedStream } from './context';
 
 /**
  * Command lines as the real declarations parse them, without running anything: for the flag
@@ -53,4 +54,12 @@ export async function parseProblem(argv: string[]): Promise<string | undefined> 
     if (error instanceof CommanderError) return ['commander.helpDisplayed', 'commander.version'].includes(error.code) ? undefined : error.message.replace(/^error: /, '');
     throw error;
   }
+}
+
+/** What argv (help, a help topic) prints on stdout in a pipe, run in process; it must exit 0. */
+export async function pipedOutput(argv: string[]): Promise<string> {
+  const stdout = new CapturedStream({ isTTY: false });
+  const code = await main(argv, { env: {}, io: { stdout, stderr: new CapturedStream({ isTTY: false }) } });
+  if (code !== 0) throw new Error(`taxprep ${argv.join(' ')} exited ${code}`);
+  return stdout.text();
 }

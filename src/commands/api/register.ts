@@ -1,4 +1,5 @@
 import type { CommandSpec } from '../spec';
+import { SERVICE_WITH_KEY } from '../exitCodes';
 
 export const api: CommandSpec = {
   name: 'api',
@@ -20,5 +21,6 @@ export const api: CommandSpec = {
     `jq -n '{email:"a@example.com",first_name:"A",last_name:"B"}' | taxprep api POST /accounts --input -`,
   ],
   notes: "The answer's JSON goes to stdout; an error answer goes to stderr and sets the exit code\n(see `taxprep help exit-codes`).",
+  exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'the service answered 404'], ['REJECTED', 'the service answered another 4xx than 401, 403, 404 or 429']],
   load: () => import('./api'),
 };

@@ -12,6 +12,7 @@ export const completion: CommandSpec = {
     'taxprep completion fish > ~/.config/fish/completions/taxprep.fish',
   ],
   notes: 'zsh: add `fpath=(~/.zfunc $fpath)` before `compinit` in ~/.zshrc. bash needs the bash-completion package.',
+  exitCodes: [],
   load: () => import('./completion'),
 };
 
@@ -21,5 +22,6 @@ export const complete: CommandSpec = {
   description: 'Print completion candidates, one a line',
   arguments: [{ name: '<kind>', help: 'what to list', values: ['profiles'] }],
   hidden: true,
+  exitCodes: [],
   load: () => import('./candidates'),
 };

@@ -1,6 +1,7 @@
 import { DELIVERABLE_STATUSES, PROJECT_TYPES } from '../../contract/vocabulary';
 import { pageFlags } from '../pageFlags';
 import type { CommandSpec } from '../spec';
+import { SERVICE_WITH_KEY } from '../exitCodes';
 
 const SHARED_FIELDS = ['project_id', 'document_id', 'title', 'status', 'view_link', 'summary', 'prepared_date', 'expires_at'] as const;
 
@@ -19,6 +20,7 @@ export const listDeliverables: CommandSpec = {
     `taxprep deliverables list --all --ndjson | jq -r 'select(.status == "draft") | .project_id'`,
   ],
   jsonFields: ['id', 'account_id', 'project_type', ...SHARED_FIELDS],
+  exitCodes: SERVICE_WITH_KEY,
   load: () => import('./list'),
 };
 
@@ -35,6 +37,7 @@ export const deliverables: CommandSpec = {
       flags: [{ flag: '--open', help: 'open the view link in the browser' }],
       examples: ['taxprep deliverables get 5002', 'taxprep deliverables get 5002 --open', 'taxprep deliverables get 5002 --json | jq -r .view_link'],
       jsonFields: ['deliverable_id', 'type', ...SHARED_FIELDS],
+      exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'no such project, or the project has no deliverable yet (DELIVERABLE_NOT_FOUND)']],
       load: () => import('./get'),
     },
   ],

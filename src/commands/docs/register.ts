@@ -2,6 +2,7 @@ import { batchRunFlags } from '../../batch/flags';
 import { DOCUMENTS_FILE_NAME } from '../../batch/ledgers/fileNames';
 import { pageFlags } from '../pageFlags';
 import type { CommandSpec, FlagSpec } from '../spec';
+import { SERVICE_WITH_KEY } from '../exitCodes';
 
 const ACCOUNT_ID = { name: '<account-id>', help: 'account identifier' };
 const LIST_ITEM_FIELDS = ['id', 'filename', 'tax_year', 'description', 'uploaded_at'] as const;
@@ -19,8 +20,8 @@ export const uploadDocuments: CommandSpec = {
   ],
   examples: [
     'taxprep docs upload 1001 w2.pdf --tax-year 2024',
-    'taxprep docs upload 1001 w2.pdf 1099-int.pdf --tax-year 2024 --description "Forms from the bank"',
-    "taxprep docs upload 1001 scans/*.png --tax-year 2024 --json | jq '.[].id'",
+    'taxprep docs upload 1001 *.pdf --tax-year 2024 --description "From the bank"',
+    "taxprep docs upload 1001 scan.png --tax-year 2024 --json | jq '.[].id'",
   ],
   notes:
     'Every file is checked before the first byte is sent: it exists and is readable, and the account has no\n' +
@@ -33,6 +34,7 @@ export const uploadDocuments: CommandSpec = {
     'them) however many files, none with --allow-duplicate; then one upload per file, and a read of a\n' +
     'document whose answer lacks a field the table shows. --verbose shows each request.',
   jsonFields: DOCUMENT_FIELDS,
+  exitCodes: [...SERVICE_WITH_KEY, 'NOT_FOUND', ['REJECTED', 'the one file given was refused (413, 415, VALIDATION_ERROR)'], ['PARTIAL', 'of several files, some were refused and the others uploaded'], 'INTERRUPTED'],
   load: () => import('./upload'),
 };
 
@@ -59,6 +61,7 @@ export const syncDocuments: CommandSpec = {
     'A file counts as uploaded when the ledger recorded its content for the account and year, or the\n' +
     'account has a document of that name and year. A run killed at any moment resumes without storing a\n' +
     'file twice; only one run works on the ledger at a time (exit 10 when another holds it).',
+  exitCodes: [...SERVICE_WITH_KEY, ['PARTIAL', 'some files were not uploaded; each is reported'], 'LOCKED', 'INTERRUPTED'],
   load: () => import('./sync'),
 };
 
@@ -74,6 +77,7 @@ export const listDocuments: CommandSpec = {
     "taxprep docs list 1001 --json id,filename | jq -r '.documents[].filename'",
   ],
   jsonFields: LIST_ITEM_FIELDS,
+  exitCodes: [...SERVICE_WITH_KEY, 'NOT_FOUND'],
   load: () => import('./list'),
 };
 
@@ -91,6 +95,7 @@ export const docs: CommandSpec = {
       arguments: [{ name: '<document-id>', help: 'document identifier' }],
       examples: ['taxprep docs get 7001', 'taxprep docs get 7001 --json | jq .file_size'],
       jsonFields: DOCUMENT_FIELDS,
+      exitCodes: [...SERVICE_WITH_KEY, 'NOT_FOUND'],
       load: () => import('./get'),
     },
   ],

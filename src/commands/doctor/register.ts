@@ -1,4 +1,5 @@
 import type { CommandSpec } from '../spec';
+import { SERVICE_WITH_KEY } from '../exitCodes';
 
 export const doctor: CommandSpec = {
   name: 'doctor',
@@ -16,5 +17,6 @@ export const doctor: CommandSpec = {
     "included), 8 a redirect or a failing service, 11 the base URL is not the service's API.\n" +
     'It also shows the rules learned from the service for this profile and base URL (upload limit and\n' +
     'types from its refusals, the offset name --all found).',
+  exitCodes: SERVICE_WITH_KEY,
   load: () => import('./doctor'),
 };

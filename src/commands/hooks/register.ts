@@ -1,6 +1,11 @@
 import { CHANGE_EVENTS } from '../../follow/changes';
 import type { ArgumentSpec, CommandSpec } from '../spec';
 
+/** Commands that change the hooks file, under its lock. */
+const HOOKS_FILE: CommandSpec['exitCodes'] = [['LOCKED', 'another taxprep run held the hooks file for 10 seconds; nothing was changed']];
+/** Commands that change the outbox, which a running watch holds. */
+const OUTBOX: CommandSpec['exitCodes'] = [['LOCKED', 'a watch of this profile and base URL is running (it holds the outbox); nothing was changed']];
+
 const HOOK: ArgumentSpec = { name: '<hook>', help: 'hook id (hk_...), as hooks list shows it' };
 
 export const hooks: CommandSpec = {
@@ -34,12 +39,14 @@ export const hooks: CommandSpec = {
         'webhook-signature (v1, HMAC-SHA256 with the secret; two while a rotation overlaps). 2xx is\n' +
         'delivered; 410 disables the hook; 429 and 503 wait at least Retry-After; anything else is retried.\n' +
         'Hooks belong to the profile and base URL in use. Guide: docs/webhooks.md.',
+      exitCodes: HOOKS_FILE,
       load: () => import('./add'),
     },
     {
       name: 'list',
       description: "List this profile's hooks: state, pending and failed deliveries (secrets and headers redacted)",
       examples: ['taxprep hooks list', "taxprep hooks list --json | jq -r '.hooks[] | select(.enabled | not) | .id'"],
+      exitCodes: [],
       load: () => import('./list'),
     },
     {
@@ -48,16 +55,18 @@ export const hooks: CommandSpec = {
       arguments: [HOOK],
       flags: [{ flag: '--secret', help: 'print the live secret(s) alone, one a line (two during a rotation)' }],
       examples: ['taxprep hooks show hk_1a2b3c4d5e6f', 'taxprep hooks show hk_1a2b3c4d5e6f --secret > hook.secret'],
+      exitCodes: [],
       load: () => import('./show'),
     },
-    { name: 'remove', description: 'Remove a hook and its secret', arguments: [HOOK], examples: ['taxprep hooks remove hk_1a2b3c4d5e6f'], load: () => import('./remove') },
-    { name: 'enable', description: 'Enable a hook again (after a 410, --disable-after or hooks disable)', arguments: [HOOK], examples: ['taxprep hooks enable hk_1a2b3c4d5e6f'], load: () => import('./enable') },
-    { name: 'disable', description: 'Stop queueing and sending to a hook; what is pending waits for enable', arguments: [HOOK], examples: ['taxprep hooks disable hk_1a2b3c4d5e6f'], load: () => import('./disable') },
+    { name: 'remove', description: 'Remove a hook and its secret', arguments: [HOOK], examples: ['taxprep hooks remove hk_1a2b3c4d5e6f'], exitCodes: HOOKS_FILE, load: () => import('./remove') },
+    { name: 'enable', description: 'Enable a hook again (after a 410, --disable-after or hooks disable)', arguments: [HOOK], examples: ['taxprep hooks enable hk_1a2b3c4d5e6f'], exitCodes: HOOKS_FILE, load: () => import('./enable') },
+    { name: 'disable', description: 'Stop queueing and sending to a hook; what is pending waits for enable', arguments: [HOOK], examples: ['taxprep hooks disable hk_1a2b3c4d5e6f'], exitCodes: HOOKS_FILE, load: () => import('./disable') },
     {
       name: 'rotate-secret',
       description: 'Give a hook a new secret (printed once); the old one also signs for 24 hours',
       arguments: [HOOK],
       examples: ['taxprep hooks rotate-secret hk_1a2b3c4d5e6f > new.secret'],
+      exitCodes: HOOKS_FILE,
       load: () => import('./rotate-secret'),
     },
     {
@@ -65,6 +74,7 @@ export const hooks: CommandSpec = {
       description: 'Send a signed taxprep.ping now; exit 0 when delivered, 7 when not',
       arguments: [HOOK],
       examples: ['taxprep hooks test hk_1a2b3c4d5e6f'],
+      exitCodes: [['NETWORK', 'the ping was not delivered (no 2xx, or the command did not exit 0)']],
       load: () => import('./test'),
     },
     {
@@ -76,6 +86,7 @@ export const hooks: CommandSpec = {
         { flag: '--since <time>', help: 'only changes seen since: an ISO date or time, or a duration ago (24h, 7d)' },
       ],
       examples: ['taxprep hooks deliveries --status failed', 'taxprep hooks deliveries --hook hk_1a2b3c4d5e6f --since 24h --json'],
+      exitCodes: [],
       load: () => import('./deliveries'),
     },
     {
@@ -83,6 +94,7 @@ export const hooks: CommandSpec = {
       description: 'Make deliveries due again (same webhook-id); hooks deliver or a running watch sends them',
       arguments: [{ name: '<delivery...>', help: 'a delivery (<webhook-id>:<hook>) or a webhook-id (all its hooks)' }],
       examples: ["taxprep hooks deliveries --status failed --json | jq -r '.deliveries[].delivery' | xargs taxprep hooks redeliver"],
+      exitCodes: OUTBOX,
       load: () => import('./redeliver'),
     },
     {
@@ -91,6 +103,7 @@ export const hooks: CommandSpec = {
       arguments: [HOOK],
       flags: [{ flag: '--since <time>', help: 'an ISO date or time, or a duration ago (24h, 7d)', required: true }],
       examples: ['taxprep hooks recover hk_1a2b3c4d5e6f --since 2026-11-24'],
+      exitCodes: OUTBOX,
       load: () => import('./recover'),
     },
     {
@@ -99,6 +112,7 @@ export const hooks: CommandSpec = {
       flags: [{ flag: '--wait', help: 'stay until nothing is pending, retries included' }],
       examples: ['*/5 * * * * taxprep hooks deliver'],
       notes: 'Exit 0; 9 when a delivery failed for good in this run; 10 while a watch of this profile runs (it delivers itself).',
+      exitCodes: [['PARTIAL', 'a delivery failed for good in this run'], ['LOCKED', 'a watch of this profile is running (it delivers itself)'], 'INTERRUPTED'],
       load: () => import('./deliver'),
     },
     {
@@ -109,6 +123,7 @@ export const hooks: CommandSpec = {
         { flag: '--secret-file <file>', help: 'the hook\'s secret(s), one a line (else TAXPREP_WEBHOOK_SECRET)', complete: 'files' },
       ],
       examples: ['taxprep hooks show hk_1a2b3c4d5e6f --secret > hook.secret && taxprep hooks listen --secret-file hook.secret'],
+      exitCodes: [['INTERRUPTED', 'stopped by Ctrl-C: how it ends when nothing went wrong']],
       load: () => import('./listen'),
     },
   ],

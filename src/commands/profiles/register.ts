@@ -1,4 +1,5 @@
 import type { ArgumentSpec, CommandSpec } from '../spec';
+import { SERVICE_WITH_KEY } from '../exitCodes';
 
 const NAME: ArgumentSpec = { name: '<name>', help: 'profile name', complete: 'profiles' };
 
@@ -26,12 +27,14 @@ export const profiles: CommandSpec = {
         'Before storing it, the key is checked with GET /deliverables?limit=1 (as whoami checks it): a key\n' +
         'the service refuses exits 3 and one that cannot be checked exits as the failure does (7 when the\n' +
         'service cannot be reached); either way nothing is stored and a replaced profile keeps its old key.',
+      exitCodes: [...SERVICE_WITH_KEY, ['INTERRUPTED', 'Ctrl-C at the hidden key prompt: nothing was saved']],
       load: () => import('./add'),
     },
     {
       name: 'list',
       description: 'List profiles (keys shown redacted)',
       examples: ['taxprep profiles list', "taxprep profiles list --json | jq -r '.profiles[].name'"],
+      exitCodes: [],
       load: () => import('./list'),
     },
     {
@@ -39,6 +42,7 @@ export const profiles: CommandSpec = {
       description: 'Make a profile the default',
       arguments: [NAME],
       examples: ['taxprep profiles use acme'],
+      exitCodes: [],
       load: () => import('./use'),
     },
     {
@@ -46,6 +50,7 @@ export const profiles: CommandSpec = {
       description: 'Show a profile (the default one when no name is given)',
       arguments: [{ ...NAME, name: '[name]' }],
       examples: ['taxprep profiles show', 'taxprep profiles show acme --json'],
+      exitCodes: [],
       load: () => import('./show'),
     },
     {
@@ -53,6 +58,7 @@ export const profiles: CommandSpec = {
       description: 'Remove a profile and its stored key',
       arguments: [NAME],
       examples: ['taxprep profiles remove old-staging'],
+      exitCodes: [],
       load: () => import('./remove'),
     },
   ],

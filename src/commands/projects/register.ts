@@ -1,5 +1,6 @@
 import { PROJECT_STATUSES, PROJECT_TYPES } from '../../contract/vocabulary';
 import type { CommandSpec } from '../spec';
+import { SERVICE_WITH_KEY } from '../exitCodes';
 
 export const DEFAULT_WATCH_INTERVAL = '30s';
 export const MIN_WATCH_INTERVAL = '3s';
@@ -21,6 +22,7 @@ export const listProjects: CommandSpec = {
     `taxprep projects list 1001 --json | jq -r '.projects[] | "\\(.id) \\(.progress_percentage)"'`,
   ],
   jsonFields: [...PROJECT_FIELDS, 'created_at'],
+  exitCodes: [...SERVICE_WITH_KEY, 'NOT_FOUND'],
   load: () => import('./list'),
 };
 
@@ -46,6 +48,7 @@ export const projects: CommandSpec = {
         'taxprep projects status 5001 --watch --interval 1m --timeout 2h --exit-status && echo done',
       ],
       jsonFields: [...PROJECT_FIELDS, 'account_id', 'last_updated', 'outstanding_items'],
+      exitCodes: [...SERVICE_WITH_KEY, 'NOT_FOUND', ['STILL_PENDING', 'with --watch --exit-status: --timeout ended the watch while the project was still pending'], ['INTERRUPTED', 'with --watch: stopped by Ctrl-C']],
       load: () => import('./status'),
     },
   ],

@@ -31,5 +31,6 @@ export const serve: CommandSpec = {
     'taxprep serve --mock --simulate 7               # projects move as /_mock/clock advances',
     'taxprep serve --openapi > openapi.json                # the contract for your own tools',
   ],
+  exitCodes: [],
   load: () => import('./serve'),
 };

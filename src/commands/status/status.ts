@@ -1,5 +1,5 @@
 import type { ApiClient, ApiResponse } from '../../api/types';
-import { ApiError, EXIT } from '../../errors';
+import { ApiError, EXIT, InterruptedError } from '../../errors';
 import { formatDuration } from '../../lib/duration';
 import { createOutput, dateColumn, freeText, label, wrapped, type Output } from '../../output';
 import { csvRow } from '../../output/csv';
@@ -108,8 +108,13 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
     }
   };
 
+  // Ctrl-C: the reads stop, whatever they were throwing then, and nothing of a half-read status is printed.
+  const stopped = (error?: unknown): never => {
+    if (!signal.aborted) throw error;
+    throw new InterruptedError('interrupted while reading the service; nothing was printed', { hint: 'Run taxprep status again.' });
+  };
   const readAt = { deliverables_ready: ctx.clock.now().toISOString(), waiting_on_client: null as string | null };
-  const ready = await readDeliverables(api, paced, sources, signal);
+  const ready = await readDeliverables(api, paced, sources, signal).catch(stopped);
   const waiting: StatusDocument['waiting_on_client'] = [];
   const notCovered: StatusDocument['accounts']['not_covered'] = [];
   const accounts = [...sources.origins.keys()].sort((a, b) => a - b);
@@ -132,8 +137,8 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
       if (!(error instanceof ApiError) || (error.exitCode !== EXIT.NOT_FOUND && error.code !== 'ACCESS_DENIED')) throw error;
       notCovered.push({ account_id: account, code: error.code });
     }
-  });
-  if (signal.aborted) throw signal.reason;
+  }).catch(stopped);
+  if (signal.aborted) stopped();
 
   const origin = new URL(settings.baseUrl).origin;
   const ledger = await readLedger(ledgerPath);

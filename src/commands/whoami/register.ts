@@ -1,4 +1,5 @@
 import type { CommandSpec } from '../spec';
+import { SERVICE_WITH_KEY } from '../exitCodes';
 
 export const whoami: CommandSpec = {
   name: 'whoami',
@@ -9,5 +10,6 @@ export const whoami: CommandSpec = {
     'The key is checked with one cheap read, GET /deliverables?limit=1: 401 means the key is refused.\n' +
     'Exits 3 when no usable key is configured or the service refuses it, 11 when the base URL is not\n' +
     "the service's API, 7 when the service cannot be reached, so scripts can check before they start.",
+  exitCodes: SERVICE_WITH_KEY,
   load: () => import('./whoami'),
 };
