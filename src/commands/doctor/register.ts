@@ -17,6 +17,10 @@ export const doctor: CommandSpec = {
     "included), 8 a redirect or a failing service, 11 the base URL is not the service's API.\n" +
     'It also shows the rules learned from the service for this profile and base URL (upload limit and\n' +
     'types from its refusals, the offset name --all found).',
-  exitCodes: SERVICE_WITH_KEY,
+  exitCodes: [
+    ...SERVICE_WITH_KEY,
+    ['NOT_FOUND', 'the key check was answered 404 by a server that does not keep the contract'],
+    ['REJECTED', 'the key check was refused with another 4xx by a server that does not keep the contract'],
+  ],
   load: () => import('./doctor'),
 };
