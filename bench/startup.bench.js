@@ -2,7 +2,7 @@
 // machine moves both), with NODE_EXTRA_CA_CERTS unset as on most users' machines (it adds tens of
 // milliseconds to every Node start and would hide our own cost; `--extra-ca-certs` keeps the
 // machine's value, to compare). Two ways of running taxprep, each against its own Node:
-//   the npm install   `node bin/taxprep.js` on the Node running this bench: `--version`, `--help`
+//   the npm install   `node bin/taxprep.cjs` on the Node running this bench: `--version`, `--help`
 //                     and `health` against `node -e 0`, `accounts get 1001` against a bare
 //                     `node:http` GET of the same URL on a mock started here, with settings from the
 //                     environment (as in cron) and from a stored profile; targets --help <= 1.6x,
