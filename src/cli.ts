@@ -41,10 +41,10 @@ class Program extends Command {
 
 /**
  * The command tree, made from the declarations in src/commands/tree.ts. Every command's module is
- * imported by `dispatch` when it runs, so building the tree loads nothing heavy. `only` limits it
- * to one top-level command's branch (see `branchOf`).
+ * imported by `dispatch` when it runs, so building the tree loads nothing heavy. `branches` limits
+ * it to some top-level commands' branches (see `branchesOf`).
  */
-export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: CommandSpec): Command {
+export function buildProgram(dispatch: Dispatch, output?: OutputSinks, branches: readonly CommandSpec[] = programSpec.subcommands ?? []): Command {
   const root = new Program(programSpec.name)
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
@@ -63,7 +63,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
     // Commander's own error line is replaced by main's report (which knows about --json).
     root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined, getOutHelpWidth: () => output.helpWidth ?? 80 });
   }
-  for (const spec of only === undefined ? (programSpec.subcommands ?? []) : [only]) addCommand(root, spec, dispatch);
+  for (const spec of branches) addCommand(root, spec, dispatch);
   return root;
 }
 
@@ -75,6 +75,17 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
 export function branchOf(argv: readonly string[]): CommandSpec | undefined {
   if (argv.some((word) => word === '-h' || word === '--help')) return undefined;
   return programSpec.subcommands?.find((spec) => spec.name === argv[0]);
+}
+
+/**
+ * The top-level branches a command line needs built: none for the program's own help (`taxprep`,
+ * `taxprep --help`), which is made from the declarations alone (src/help/layout.ts), the one
+ * `branchOf` names, or else all of them.
+ */
+export function branchesOf(argv: readonly string[]): readonly CommandSpec[] {
+  if (argv.length === 0 || (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h'))) return [];
+  const branch = branchOf(argv);
+  return branch === undefined ? (programSpec.subcommands ?? []) : [branch];
 }
 
 /** The program's own flags, checked: a table-tested pure function of what commander parsed. */
@@ -153,7 +164,6 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
   const env = overrides.env ?? process.env;
   const stdout = overrides.io?.stdout ?? process.stdout;
   const stderr = overrides.io?.stderr ?? process.stderr;
-  const stdin = overrides.io?.stdin ?? process.stdin;
   // Before anything runs: a shipped build never dies at a test's crash point.
   const refusal = RELEASE_BUILD ? refuseCrashPointsInRelease(env) : undefined;
   if (refusal !== undefined) {
@@ -172,7 +182,9 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     const module = await load();
     const options = module.parseOptions(raw);
     if (globals.jq !== undefined) await (await import('./output/jq')).checkJqExpression(globals.jq);
-    const io = { ...createIO({ env, color: globals.color, stdout, stderr, stdin }), ...overrides.io };
+    const created = createIO({ env, color: globals.color, stdout, stderr, stdin: overrides.io?.stdin });
+    // Not spread unless a test replaces parts: spreading would make the process's stdin (see createIO).
+    const io = overrides.io === undefined ? created : { ...created, ...overrides.io };
     context = createContext({ io, env, globals, clock: overrides.clock, random: overrides.random });
     exitCode = (await module.run(context, options)) ?? EXIT.OK;
   };
@@ -183,7 +195,7 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
       writeErr: (text) => stderr.write(text),
       helpWidth: (overrides.io?.stdoutIsTTY ?? (stdout as { isTTY?: boolean }).isTTY === true) ? (overrides.io?.columns ?? terminalColumns(stdout)) : undefined,
     },
-    branchOf(argv),
+    branchesOf(argv),
   );
 
   // Output that fails (a full disk, a reader gone) fails every later write too: the first failure

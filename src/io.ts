@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { isatty } from 'node:tty';
 import type { Clock, IO } from './types';
 import { UsageError } from './errors';
 
@@ -51,7 +52,6 @@ export function createIO(options: {
 }): IO {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
-  const stdin = options.stdin ?? process.stdin;
   const isTTY = (stream: unknown) => (stream as MaybeTTY).isTTY === true;
   const forced = forcedTerminal(options.env);
   const stdoutIsTTY = isTTY(stdout) || forced !== undefined;
@@ -60,10 +60,15 @@ export function createIO(options: {
   return {
     stdout,
     stderr,
-    stdin,
+    // The process's stdin only when a command reads it: made on first use, its stream costs every
+    // run that never reads it (most) a few milliseconds of start-up; whether it is a terminal is
+    // known without it.
+    get stdin() {
+      return options.stdin ?? process.stdin;
+    },
     stdoutIsTTY,
     stderrIsTTY,
-    stdinIsTTY: isTTY(stdin),
+    stdinIsTTY: options.stdin === undefined ? isatty(0) : isTTY(options.stdin),
     stdoutColor: colorEnabled(isTTY(stdout), options.env, options.color),
     stderrColor: colorEnabled(stderrIsTTY, options.env, options.color),
     columns: stdoutIsTTY && columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS,
