@@ -282,3 +282,35 @@ function describeCause(cause: unknown): string {
   const code = (cause as { code?: unknown }).code;
   return `${cause.name}${typeof code === 'string' ? ` ${code}` : ''}: ${cause.message}`;
 }
+
+/** Every command of the tree with the words that lead to it, hidden ones included. */
+function everyCommand(spec: CommandSpec, path = ''): Array<{ path: string; spec: CommandSpec }> {
+  return [{ path, spec }, ...(spec.subcommands ?? []).flatMap((sub) => everyCommand(sub, `${path} ${sub.name}`.trim()))];
+}
+
+/**
+ * Commands whose modules are left out of `preloadModules`: `hooks listen` loads node:http, whose
+ * HTTP parsers V8 cannot keep in a snapshot (the build fails on them).
+ */
+const NOT_PRELOADED = new Set(['hooks listen']);
+
+/**
+ * Initialises, without running anything, the modules a command loads on first use: every
+ * command's module (but NOT_PRELOADED) and what a context loads for it (settings, profiles, the
+ * HTTP client and undici). The single executable calls it while its start-up snapshot is made
+ * (src/sea/main.ts), so that its runs start with them in memory. What these modules read of the
+ * machine as they load, the snapshot keeps from the build: src/sea/main.ts refuses reads of the
+ * environment.
+ */
+export async function preloadModules(): Promise<void> {
+  await Promise.all([
+    ...everyCommand(programSpec).map(({ path, spec }) => (NOT_PRELOADED.has(path) ? undefined : spec.load?.())),
+    import('./config/store'),
+    import('./config/settings'),
+    import('./config/learned'),
+    import('./api/client'),
+    import('./output/statusLine'),
+    import('./output/table'),
+    import('./api/http').then(({ loadUndici }) => loadUndici()),
+  ]);
+}
