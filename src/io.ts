@@ -1,5 +1,4 @@
 import type { Readable, Writable } from 'node:stream';
-import { isatty } from 'node:tty';
 import type { Clock, IO } from './types';
 import { UsageError } from './errors';
 
@@ -60,15 +59,16 @@ export function createIO(options: {
   return {
     stdout,
     stderr,
-    // The process's stdin only when a command reads it: made on first use, its stream costs every
-    // run that never reads it (most) a few milliseconds of start-up; whether it is a terminal is
-    // known without it.
+    // The process's stdin, and whether it is a terminal, only when a command asks: making its
+    // stream (or loading node:tty) cost every run that never reads it (most) 1-2 ms of start-up.
     get stdin() {
       return options.stdin ?? process.stdin;
     },
     stdoutIsTTY,
     stderrIsTTY,
-    stdinIsTTY: options.stdin === undefined ? isatty(0) : isTTY(options.stdin),
+    get stdinIsTTY() {
+      return options.stdin === undefined ? process.getBuiltinModule('node:tty').isatty(0) : isTTY(options.stdin);
+    },
     stdoutColor: colorEnabled(isTTY(stdout), options.env, options.color),
     stderrColor: colorEnabled(stderrIsTTY, options.env, options.color),
     columns: stdoutIsTTY && columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS,
