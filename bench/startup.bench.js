@@ -12,9 +12,10 @@
 //                     GET run by the executable's own Node (its base binary, without the blob);
 //                     targets <= 1.3x each.
 // Both `--help` rows are also held against GitHub's `gh --help` (Debian's gh package): no slower.
-// taxprep keeps compiled code between runs (src/launch.ts), in a cache directory made here: the
-// warm-up runs fill it, as a user's first runs do. One more row shows `accounts get` without it
-// (NODE_DISABLE_COMPILE_CACHE), as on the first run of a command after an install.
+// The npm install keeps compiled code between runs (src/launch.ts), in a cache directory made here:
+// the warm-up runs fill it, as a user's first runs do. One more row shows `accounts get` without it
+// (NODE_DISABLE_COMPILE_CACHE), as on the first run of a command after an install. The executable
+// starts from its V8 start-up snapshot (src/sea/main.ts) and keeps no cache.
 // The tool is hyperfine when on PATH (`apt-get install hyperfine`), in rounds: each round runs
 // every command a few times, and the medians are over all rounds, so that a shared machine's
 // changing load hits all commands alike. Without hyperfine (or with BENCH_TOOL=loop) a loop here
@@ -37,7 +38,7 @@ const WARMUP = 5;
 const ROUNDS = 8;
 const KEY = 'tpk_mockAcmeLiveKey0000000000001';
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'taxprep.js');
+const bin = join(root, 'bin', 'taxprep.cjs');
 const node = process.execPath;
 
 async function startMock() {
