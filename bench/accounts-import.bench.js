@@ -26,7 +26,7 @@ const ROUNDS = Number(process.argv[2] ?? 2);
 const KEY = 'tpk_benchAccountsImportKey000001';
 const TIME = '/usr/bin/time';
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(repoRoot, 'bin', 'taxprep.js');
+const bin = join(repoRoot, 'bin', 'taxprep.cjs');
 
 function csv(path, rows, prefix) {
   const lines = Array.from({ length: rows }, (_, index) => `${prefix}.${index}@example.com,Bench,"Client, ${index}"`);

@@ -16,7 +16,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 const KEY = 'live_benchCodedAnswers00000001';
 const TIME = '/usr/bin/time';
 const RUNS = 3;
-const bin = fileURLToPath(new URL('../bin/taxprep.js', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/taxprep.cjs', import.meta.url));
 
 const account = Buffer.from(JSON.stringify({ id: 1, email: 'big@example.com', status: 'active', notes: 'n'.repeat(6 * 1024 * 1024) }));
 const answers = {

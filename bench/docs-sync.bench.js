@@ -26,7 +26,7 @@ const TARGET_MB = 100;
 const KEY = 'tpk_benchDocsSyncKey000000000001';
 const FIRST_ID = 30_001;
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(repoRoot, 'bin', 'taxprep.js');
+const bin = join(repoRoot, 'bin', 'taxprep.cjs');
 
 const fixture = () => ({
   partners: [{ id: 1, name: 'Bench Partners', api_keys: [{ key: KEY, label: 'bench' }] }],

@@ -20,7 +20,7 @@ const KEY = 'tpk_benchFollowKey00000000000001';
 const BUDGET = 20;
 const WINDOW_MS = 60_000;
 const WATCH_MS = Number(process.argv[2] ?? 70_000);
-const bin = fileURLToPath(new URL('../bin/taxprep.js', import.meta.url));
+const bin = fileURLToPath(new URL('../bin/taxprep.cjs', import.meta.url));
 
 function fixture() {
   const accounts = [];

@@ -21,7 +21,7 @@ const TARGET_RATIO = 0.9;
 const TARGET_MB = 100;
 const BASE_URL = 'http://127.0.0.1:9/v1beta';
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(repoRoot, 'bin', 'taxprep.js');
+const bin = join(repoRoot, 'bin', 'taxprep.cjs');
 const workDir = mkdtempSync(join(tmpdir(), 'taxprep-bench-hooks-'));
 const env = { PATH: process.env.PATH, HOME: workDir, XDG_CONFIG_HOME: join(workDir, 'config'), XDG_DATA_HOME: join(workDir, 'data'), TAXPREP_BASE_URL: BASE_URL };
 

@@ -20,7 +20,7 @@ const KEY = 'tpk_benchListMemoryKey0000000001';
 const ACCOUNT_ID = 5001;
 const TIME = '/usr/bin/time';
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(repoRoot, 'bin', 'taxprep.js');
+const bin = join(repoRoot, 'bin', 'taxprep.cjs');
 
 function fixture() {
   return {

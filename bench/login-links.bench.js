@@ -32,7 +32,7 @@ const TARGET_RATIO = 0.95;
 const KEY = 'tpk_benchLoginLinksKey0000000001';
 const FIRST_ID = 10_001;
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(repoRoot, 'bin', 'taxprep.js');
+const bin = join(repoRoot, 'bin', 'taxprep.cjs');
 
 function fixture() {
   return {

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
-const BIN = fileURLToPath(new URL('../bin/taxprep.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../bin/taxprep.cjs', import.meta.url));
 const CONNECTIONS = 50;
 const SECONDS_PER_ROUND = 3;
 const ROUNDS = 5;

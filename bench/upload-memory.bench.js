@@ -118,7 +118,7 @@ try {
   await writeFileOfSize(smallFile, MB);
 
   const mock = await startServer([
-    'bin/taxprep.js', 'serve', '--mock', '--port', '0', '--json', '--max-upload-size', '256mb', '--rate-limit', 'off',
+    'bin/taxprep.cjs', 'serve', '--mock', '--port', '0', '--json', '--max-upload-size', '256mb', '--rate-limit', 'off',
   ]);
   let mockSmall;
   let mockBig;

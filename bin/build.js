@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds dist/ from src/ (`npm run build`, run by `npm install` through `prepare`): the CLI as one
-// CommonJS bundle (dist/cli.cjs) that the launcher (dist/launch.js, from src/launch.ts) runs with a
+// CommonJS bundle (dist/cli.cjs) that the launcher (dist/launch.cjs, from src/launch.ts) runs with a
 // V8 code cache, and the mock as a bundle of its own. Each command's modules are still initialised
 // only when that command runs (esbuild turns their dynamic imports into lazy initialisers).
 // test/cli/startup.test.ts builds with the same options to check what start-up loads.
@@ -68,8 +68,11 @@ const common = { absWorkingDir: root, bundle: true, format: 'esm', platform: 'no
 /** @type {import('esbuild').BuildOptions} */
 export const mockBuildOptions = { ...common, format: 'cjs', entryPoints: [MOCK_SERVER_SOURCE], outfile: 'dist/mock/server.cjs', packages: 'external' };
 
-/** The launcher: loads dist/cli.cjs with its code cache; what writes the cache is a chunk of its own, loaded only then. */
-const launchBuildOptions = { ...common, entryPoints: ['src/launch.ts'], outdir: 'dist', splitting: true, chunkNames: 'chunks/[name]-[hash]' };
+/**
+ * The launcher: loads dist/cli.cjs with its code cache. CommonJS, required by bin/taxprep.cjs (an
+ * ES module would start Node's ES module loader); what writes the cache is initialised only then.
+ */
+const launchBuildOptions = { ...common, format: 'cjs', entryPoints: ['src/launch.ts'], outfile: 'dist/launch.cjs' };
 
 /** @type {import('esbuild').BuildOptions} */
 export const buildOptions = {
@@ -129,7 +132,7 @@ export function stampDefines(version, stamp, release = false) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
-  // A clean directory: chunk names carry content hashes, so stale chunks would pile up.
+  // A clean directory: nothing of an earlier build's layout stays behind.
   rmSync(`${root}dist`, { recursive: true, force: true });
   await Promise.all([build({ ...buildOptions, define: stampDefines(version, buildStamp(), process.argv.includes('--release')) }), build(launchBuildOptions), build(mockBuildOptions)]);
   checkAscii(readFileSync(`${root}dist/cli.cjs`, 'latin1'));

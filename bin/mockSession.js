@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const TAXPREP = fileURLToPath(new URL('./taxprep.js', import.meta.url));
+const TAXPREP = fileURLToPath(new URL('./taxprep.cjs', import.meta.url));
 
 /**
  * Starts `taxprep serve --mock --port 0 --json` with `serveArgs`; `columns`: commands print as on a

@@ -7,8 +7,9 @@
 // The executable is Node's Single Executable Application, built by the pinned Node's own
 // `--build-sea` (bin/pinnedNode.js: an exact release of a supported LTS line, never this machine's
 // Node) from its own binary, so the blob always comes from the Node it is injected into. The blob
-// holds src/sea/main.ts as its main script and, as assets, dist/cli.cjs and every module the
-// bundle loads apart, each bundled with its own dependencies, and jq-wasm's jq.wasm.
+// holds a V8 start-up snapshot made by its main script, src/sea/main.ts with dist/cli.cjs inlined,
+// and, as assets, every module the bundle loads apart, each bundled with its own dependencies, and
+// jq-wasm's jq.wasm.
 // .ci/release-check tests each artefact as a user would.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -42,6 +43,23 @@ const MODULES_APART = {
   './mock/server.cjs': { entryPoints: mockBuildOptions.entryPoints },
 };
 
+/**
+ * dist/cli.cjs as the module `taxprep:cli.cjs` of the main script (src/sea/main.ts): a function
+ * taking what the launcher hands the bundle (src/launch.ts, runCommonJs). Code of the main script,
+ * not a string run by node:vm, so that the snapshot holds the bundle's text once, as the main
+ * script's source, instead of three times (the literal, the string and the script made of it).
+ */
+const inlineCliBundle = {
+  name: 'inline-cli-bundle',
+  setup(builder) {
+    builder.onResolve({ filter: /^taxprep:cli\.cjs$/ }, () => ({ path: join(root, 'dist', 'cli.cjs'), namespace: 'cli-bundle' }));
+    builder.onLoad({ filter: /.*/, namespace: 'cli-bundle' }, (args) => ({
+      contents: `module.exports = function (exports, require, module, __filename, __dirname, __taxprepImportPackage) {${readFileSync(args.path, 'latin1')}\n};`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** Runs a command, its output shown only when it fails. */
 function run(command, args, options = {}) {
   try {
@@ -61,7 +79,7 @@ async function bundle(options, outfile) {
     platform: 'node',
     target: `node${PINNED_NODE.version}`,
     format: 'cjs',
-    // The main script is compiled with a code cache, under which Node offers no import().
+    // Each runs as a script (the snapshot's main script, a module apart by node:vm), where Node offers no import().
     supported: { 'dynamic-import': false },
     minifyWhitespace: true,
     minifySyntax: true,
@@ -78,8 +96,8 @@ async function bundle(options, outfile) {
 export async function singleExecutable(work, executable) {
   const missing = [...buildOptions.external, './mock/server.cjs'].filter((name) => !(name in MODULES_APART));
   if (missing.length > 0) throw new Error(`bin/release.js: no asset for ${missing.join(', ')}, which dist/cli.cjs loads apart`);
-  const assets = { 'cli.cjs': join(root, 'dist', 'cli.cjs'), 'jq.wasm': require.resolve('jq-wasm/jq.wasm', { paths: [root] }) };
-  await bundle({ entryPoints: ['src/sea/main.ts'] }, join(work, 'main.cjs'));
+  const assets = { 'jq.wasm': require.resolve('jq-wasm/jq.wasm', { paths: [root] }) };
+  await bundle({ entryPoints: ['src/sea/main.ts'], plugins: [inlineCliBundle] }, join(work, 'main.cjs'));
   await Promise.all(
     Object.entries(MODULES_APART).map(([name, options], index) => {
       assets[name] = join(work, `module-${index}.cjs`);
@@ -95,9 +113,9 @@ export async function singleExecutable(work, executable) {
   chmodSync(base, 0o755);
   run('strip', ['--strip-all', base]);
   const config = join(work, 'sea-config.json');
-  // useCodeCache: the main script is compiled at build time; the CLI's bundle has its own cache
-  // (src/launch.ts). NODE_OPTIONS applies as to any Node (execArgvExtension's default).
-  const seaConfig = { main: join(work, 'main.cjs'), executable: base, output: executable, disableExperimentalSEAWarning: true, useCodeCache: true, assets };
+  // useSnapshot: the main script runs here, and the executable starts from the heap it left
+  // (src/sea/main.ts). NODE_OPTIONS applies as to any Node (execArgvExtension's default).
+  const seaConfig = { main: join(work, 'main.cjs'), executable: base, output: executable, disableExperimentalSEAWarning: true, useSnapshot: true, assets };
   writeFileSync(config, JSON.stringify(seaConfig, null, 2));
   run(pinnedNode, ['--build-sea', config]);
   chmodSync(executable, 0o755);

@@ -41,10 +41,10 @@ class Program extends Command {
 
 /**
  * The command tree, made from the declarations in src/commands/tree.ts. Every command's module is
- * imported by `dispatch` when it runs, so building the tree loads nothing heavy. `only` limits it
- * to one top-level command's branch (see `branchOf`).
+ * imported by `dispatch` when it runs, so building the tree loads nothing heavy. `branches` limits
+ * it to some top-level commands' branches (see `branchesOf`).
  */
-export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: CommandSpec): Command {
+export function buildProgram(dispatch: Dispatch, output?: OutputSinks, branches: readonly CommandSpec[] = programSpec.subcommands ?? []): Command {
   const root = new Program(programSpec.name)
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help for a command')
@@ -63,7 +63,7 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
     // Commander's own error line is replaced by main's report (which knows about --json).
     root.configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr, outputError: () => undefined, getOutHelpWidth: () => output.helpWidth ?? 80 });
   }
-  for (const spec of only === undefined ? (programSpec.subcommands ?? []) : [only]) addCommand(root, spec, dispatch);
+  for (const spec of branches) addCommand(root, spec, dispatch);
   return root;
 }
 
@@ -75,6 +75,17 @@ export function buildProgram(dispatch: Dispatch, output?: OutputSinks, only?: Co
 export function branchOf(argv: readonly string[]): CommandSpec | undefined {
   if (argv.some((word) => word === '-h' || word === '--help')) return undefined;
   return programSpec.subcommands?.find((spec) => spec.name === argv[0]);
+}
+
+/**
+ * The top-level branches a command line needs built: none for the program's own help (`taxprep`,
+ * `taxprep --help`), which is made from the declarations alone (src/help/layout.ts), the one
+ * `branchOf` names, or else all of them.
+ */
+export function branchesOf(argv: readonly string[]): readonly CommandSpec[] {
+  if (argv.length === 0 || (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h'))) return [];
+  const branch = branchOf(argv);
+  return branch === undefined ? (programSpec.subcommands ?? []) : [branch];
 }
 
 /** The program's own flags, checked: a table-tested pure function of what commander parsed. */
@@ -153,7 +164,6 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
   const env = overrides.env ?? process.env;
   const stdout = overrides.io?.stdout ?? process.stdout;
   const stderr = overrides.io?.stderr ?? process.stderr;
-  const stdin = overrides.io?.stdin ?? process.stdin;
   // Before anything runs: a shipped build never dies at a test's crash point.
   const refusal = RELEASE_BUILD ? refuseCrashPointsInRelease(env) : undefined;
   if (refusal !== undefined) {
@@ -172,7 +182,9 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
     const module = await load();
     const options = module.parseOptions(raw);
     if (globals.jq !== undefined) await (await import('./output/jq')).checkJqExpression(globals.jq);
-    const io = { ...createIO({ env, color: globals.color, stdout, stderr, stdin }), ...overrides.io };
+    const created = createIO({ env, color: globals.color, stdout, stderr, stdin: overrides.io?.stdin });
+    // Not spread unless a test replaces parts: spreading would make the process's stdin (see createIO).
+    const io = overrides.io === undefined ? created : { ...created, ...overrides.io };
     context = createContext({ io, env, globals, clock: overrides.clock, random: overrides.random });
     exitCode = (await module.run(context, options)) ?? EXIT.OK;
   };
@@ -183,7 +195,7 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
       writeErr: (text) => stderr.write(text),
       helpWidth: (overrides.io?.stdoutIsTTY ?? (stdout as { isTTY?: boolean }).isTTY === true) ? (overrides.io?.columns ?? terminalColumns(stdout)) : undefined,
     },
-    branchOf(argv),
+    branchesOf(argv),
   );
 
   // Output that fails (a full disk, a reader gone) fails every later write too: the first failure
@@ -269,4 +281,36 @@ function describeCause(cause: unknown): string {
   if (!(cause instanceof Error)) return String(cause);
   const code = (cause as { code?: unknown }).code;
   return `${cause.name}${typeof code === 'string' ? ` ${code}` : ''}: ${cause.message}`;
+}
+
+/** Every command of the tree with the words that lead to it, hidden ones included. */
+function everyCommand(spec: CommandSpec, path = ''): Array<{ path: string; spec: CommandSpec }> {
+  return [{ path, spec }, ...(spec.subcommands ?? []).flatMap((sub) => everyCommand(sub, `${path} ${sub.name}`.trim()))];
+}
+
+/**
+ * Commands whose modules are left out of `preloadModules`: `hooks listen` loads node:http, whose
+ * HTTP parsers V8 cannot keep in a snapshot (the build fails on them).
+ */
+const NOT_PRELOADED = new Set(['hooks listen']);
+
+/**
+ * Initialises, without running anything, the modules a command loads on first use: every
+ * command's module (but NOT_PRELOADED) and what a context loads for it (settings, profiles, the
+ * HTTP client and undici). The single executable calls it while its start-up snapshot is made
+ * (src/sea/main.ts), so that its runs start with them in memory. What these modules read of the
+ * machine as they load, the snapshot keeps from the build: src/sea/main.ts refuses reads of the
+ * environment.
+ */
+export async function preloadModules(): Promise<void> {
+  await Promise.all([
+    ...everyCommand(programSpec).map(({ path, spec }) => (NOT_PRELOADED.has(path) ? undefined : spec.load?.())),
+    import('./config/store'),
+    import('./config/settings'),
+    import('./config/learned'),
+    import('./api/client'),
+    import('./output/statusLine'),
+    import('./output/table'),
+    import('./api/http').then(({ loadUndici }) => loadUndici()),
+  ]);
 }

@@ -51,7 +51,6 @@ export function createIO(options: {
 }): IO {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
-  const stdin = options.stdin ?? process.stdin;
   const isTTY = (stream: unknown) => (stream as MaybeTTY).isTTY === true;
   const forced = forcedTerminal(options.env);
   const stdoutIsTTY = isTTY(stdout) || forced !== undefined;
@@ -60,10 +59,16 @@ export function createIO(options: {
   return {
     stdout,
     stderr,
-    stdin,
+    // The process's stdin, and whether it is a terminal, only when a command asks: making its
+    // stream (or loading node:tty) cost every run that never reads it (most) 1-2 ms of start-up.
+    get stdin() {
+      return options.stdin ?? process.stdin;
+    },
     stdoutIsTTY,
     stderrIsTTY,
-    stdinIsTTY: isTTY(stdin),
+    get stdinIsTTY() {
+      return options.stdin === undefined ? process.getBuiltinModule('node:tty').isatty(0) : isTTY(options.stdin);
+    },
     stdoutColor: colorEnabled(isTTY(stdout), options.env, options.color),
     stderrColor: colorEnabled(stderrIsTTY, options.env, options.color),
     columns: stdoutIsTTY && columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS,

@@ -106,12 +106,10 @@ function readCache(path: string | undefined): Buffer | undefined {
 }
 
 /**
- * Loads the CLI bundle as a script compiled with V8's code cache: compiling the bundle's code is
- * the largest part of a command's start-up on Node 20, which has no `module.enableCompileCache`
- * (and Node 22's does not reach code compiled this way). A cache V8 rejects, or none, is
- * compiled afresh and written after the command.
+ * V8's flags for a run of `argv`, set before any of the CLI's code is compiled or run (also by the
+ * single executable, src/sea/main.ts, on its start-up snapshot).
  */
-export function loadCli(bundle: CliBundle, argv: readonly string[], env: Env): LoadedCli {
+export function setRunFlags(argv: readonly string[]): void {
   // undici parses HTTP with a WebAssembly module; V8's baseline compiler alone starts it sooner
   // than waiting for the optimising tier, which a short-lived CLI never benefits from. Set before
   // compiling: V8 refuses a code cache made under other flags.
@@ -128,6 +126,16 @@ export function loadCli(bundle: CliBundle, argv: readonly string[], env: Env): L
     // RSS, no slower, start-up unchanged).
     setFlagsFromString('--optimize-for-size');
   }
+}
+
+/**
+ * Loads the CLI bundle as a script compiled with V8's code cache: compiling the bundle's code is
+ * the largest part of a command's start-up on Node 20, which has no `module.enableCompileCache`
+ * (and Node 22's does not reach code compiled this way). A cache V8 rejects, or none, is
+ * compiled afresh and written after the command.
+ */
+export function loadCli(bundle: CliBundle, argv: readonly string[], env: Env): LoadedCli {
+  setRunFlags(argv);
   const cachePath = cachePathOf(bundle, argv, env);
   const cachedData = readCache(cachePath);
   // Node 22.1 and later also keep what their module loader compiles: what the bundle leaves to Node
@@ -166,20 +174,25 @@ function removeOldBuilds(parent: string): void {
 const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write('', () => resolve()));
 
 /**
- * Runs one command of the CLI in `bundle` and exits with its code: what bin/taxprep.js and the
+ * Runs one command of the CLI in `bundle` and exits with its code: what bin/taxprep.cjs and the
  * single executable (src/sea/main.ts) both do once they know where the bundle is.
  */
 export async function runCli(bundle: CliBundle, argv: string[], env: Env): Promise<never> {
+  const { cli, keepCompiledCode } = loadCli(bundle, argv, env);
+  return runLoaded(cli, argv, keepCompiledCode);
+}
+
+/** Runs one command of a loaded CLI and exits with its code, once its output is out and `after` has run. */
+export async function runLoaded(cli: CliModule, argv: string[], after: () => Promise<void> = async () => undefined): Promise<never> {
   // A failed stdout (a reader gone, a full disk) is reported by the CLI with its own exit code
   // (src/cli.ts, `main`); a failed stderr has nobody to tell. Either way a write failing after that,
   // here or in the CLI, must not become an uncaught exception and a stack trace.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-  const { cli, keepCompiledCode } = loadCli(bundle, argv, env);
   const exitCode = await cli.main(argv);
   // Exit as soon as the output is out, instead of when the event loop drains: V8 may still be
   // compiling in the background and closed sockets linger for a moment, and a CLI gains nothing
   // from waiting for either.
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
-  await keepCompiledCode();
+  await after();
   process.exit(exitCode);
 }

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundleFile, cachePathOf, commandKey, loadCli, runCommonJs } from '../../src/launch';
 
-const LAUNCHER = pathToFileURL(join(import.meta.dirname, '..', '..', 'dist', 'launch.js')).href;
+const LAUNCHER = pathToFileURL(join(import.meta.dirname, '..', '..', 'dist', 'launch.cjs')).href;
 
 /** A stand-in for dist/cli.cjs: CommonJS that uses what the launcher hands it. */
 const BUNDLE = `

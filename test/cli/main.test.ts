@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { branchOf, main, reportError } from '../../src/cli';
+import { branchesOf, branchOf, main, reportError } from '../../src/cli';
 import { VERSION } from '../../src/api/version';
 import { EXIT, EXIT_CODE_MEANINGS, NetworkError, UsageError } from '../../src/errors';
 import { runCli } from '../helpers/cli';
@@ -92,6 +92,27 @@ describe('version and help', () => {
     [[], undefined],
   ])('%j builds the branch of %s only (undefined: the whole tree)', (argv, name) => {
     expect(branchOf(argv)?.name).toBe(name);
+  });
+
+  it.each([
+    [[], []],
+    [['--help'], []],
+    [['-h'], []],
+    [['accounts', 'get', '1001'], ['accounts']],
+    [['--help', 'accounts'], undefined],
+    [['--help', '--json'], undefined],
+    [['-v'], undefined],
+  ])('%j builds the branches %j (undefined: every one)', (argv, names) => {
+    const built = branchesOf(argv).map((spec) => spec.name);
+    if (names === undefined) expect(built.length).toBeGreaterThan(10);
+    else expect(built).toEqual(names);
+  });
+
+  it('the program\'s own help, built without the commands, is the help that names them all', async () => {
+    const [alone, withCommands] = await Promise.all([run(['--help']), run(['--help', '--no-color'])]);
+    expect(alone).toEqual(withCommands);
+    expect(alone.stdout).toMatch(/^ {2}accounts: +/m);
+    expect(await run([])).toEqual(alone);
   });
 
   it('help asked after a command, and suggestions within its branch, see the whole branch', async () => {

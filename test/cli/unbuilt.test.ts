@@ -6,11 +6,11 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 
 describe('a clone that is not built yet', () => {
-  it('bin/taxprep.js says so in one line, names the command that builds, and exits 1 (no stack trace)', async () => {
+  it('bin/taxprep.cjs says so in one line, names the command that builds, and exits 1 (no stack trace)', async () => {
     const clone = mkdtempSync(join(tmpdir(), 'taxprep-unbuilt-'));
     mkdirSync(join(clone, 'bin'));
-    copyFileSync(fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url)), join(clone, 'bin', 'taxprep.js'));
-    const result = await execa(process.execPath, [join(clone, 'bin', 'taxprep.js'), 'health'], { reject: false });
+    copyFileSync(fileURLToPath(new URL('../../bin/taxprep.cjs', import.meta.url)), join(clone, 'bin', 'taxprep.cjs'));
+    const result = await execa(process.execPath, [join(clone, 'bin', 'taxprep.cjs'), 'health'], { reject: false });
     expect([result.exitCode, result.stdout, result.stderr]).toEqual([1, '', 'taxprep is not built: run `npm install` (or `npm run build`) in this clone first.']);
   });
 });

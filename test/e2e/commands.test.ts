@@ -9,7 +9,7 @@ import { startServeMock, type ServedMock } from '../helpers/serveMock';
 
 /**
  * Every command of `accounts`, `docs`, `projects`, `deliverables` and `health`, run as a user runs
- * it (the built `bin/taxprep.js`) against one `taxprep serve --mock` for the whole file. Tests that
+ * it (the built `bin/taxprep.cjs`) against one `taxprep serve --mock` for the whole file. Tests that
  * change state use fresh emails and files, so they do not depend on each other.
  */
 

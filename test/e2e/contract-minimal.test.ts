@@ -6,7 +6,7 @@ import { ESC, MINIMAL_KEY, RLO, startContractMinimalServer, type MinimalServer }
 import { cliCommandLine, makeHome, registerSecret, runCli, startScanned, withoutColor, type RunCliOptions } from '../helpers/cli';
 
 /**
- * Every command, run as a user runs it (the built `bin/taxprep.js`), against a server that is not
+ * Every command, run as a user runs it (the built `bin/taxprep.cjs`), against a server that is not
  * our mock: it answers with the contract's minimum shapes and the variants the contract allows
  * (test/helpers/contractMinimalServer.ts). What is asserted is what a person or a script meets:
  * stdout, stderr and the exit code.

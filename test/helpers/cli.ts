@@ -7,10 +7,10 @@ import { API_KEY_PREFIX, redactApiKey } from '../../src/contract/apiKeys';
 import { DEMO_API_KEYS } from '../../src/mock/seed';
 import { expectDeclaredExit } from './exitCodes';
 
-const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/taxprep.cjs', import.meta.url));
 
 /**
- * The command line that runs taxprep: `node bin/taxprep.js` (the built bundle), or the single
+ * The command line that runs taxprep: `node bin/taxprep.cjs` (the built bundle), or the single
  * executable named by TAXPREP_TEST_EXECUTABLE (`npm run release` first), to run the end-to-end
  * tests against it: `TAXPREP_TEST_EXECUTABLE=$PWD/release/taxprep-0.1.0-linux-x64 npx vitest run ... test/e2e`.
  */
@@ -114,7 +114,7 @@ function scanned(what: string, result: { exitCode?: number; signal?: string; std
 }
 
 /**
- * Runs the real `node bin/taxprep.js` (the built bundle: `npm run build` first). Every call's
+ * Runs the real `node bin/taxprep.cjs` (the built bundle: `npm run build` first). Every call's
  * output is scanned for API keys, and a key printed in full fails the test wherever it happens.
  */
 export async function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
@@ -159,7 +159,7 @@ export interface StartedCli {
 }
 
 /**
- * Starts `node bin/taxprep.js` without waiting for it, for a test that kills it, interrupts it or
+ * Starts `node bin/taxprep.cjs` without waiting for it, for a test that kills it, interrupts it or
  * reads its output as it comes; the same environment as runCli, and the same scan when it ends.
  * `stdin` is a pipe unless `input` is given.
  */

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 /**
  * Every run of the CLI in the tests goes through test/helpers/cli.ts (runCli, startCli,
  * runScanned, startScanned), which scans stdout and stderr for a key printed in full. A test that
- * spawned bin/taxprep.js its own way would let a leaked key pass: this reads every test file's
+ * spawned bin/taxprep.cjs its own way would let a leaked key pass: this reads every test file's
  * code (comments left out) for another way to name the CLI.
  */
 
@@ -21,21 +21,21 @@ function testFiles(directory: string): string[] {
   });
 }
 
-/** The code without its comments (a comment may name bin/taxprep.js when it describes a test). */
+/** The code without its comments (a comment may name bin/taxprep.cjs when it describes a test). */
 function code(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
 }
 
 /** The ways a file could run the CLI without the helper: the script's path, or the helper's own command line. */
 const OTHER_WAYS: Array<[RegExp, string]> = [
-  [/['"`][^'"`\n]*bin\/taxprep\.js[^'"`\n]*['"`]/, 'names bin/taxprep.js'],
+  [/['"`][^'"`\n]*bin\/taxprep\.c?js[^'"`\n]*['"`]/, 'names bin/taxprep.cjs'],
   [/\btaxprepCommand\s*\(/, "builds taxprep's command line itself (taxprepCommand)"],
   [/\bTAXPREP_TEST_EXECUTABLE\b/, 'reads the executable under test itself'],
 ];
 
 /** Files that name the path for another reason, each with it. */
 const EXEMPT: Record<string, string> = {
-  'test/cli/package.test.ts': 'lists bin/taxprep.js among the files the npm package must hold; runs npm, not taxprep',
+  'test/cli/package.test.ts': 'lists bin/taxprep.cjs among the files the npm package must hold; runs npm, not taxprep',
   'test/helpers/spawns.test.ts': 'this file: its patterns name the path',
   'test/cli/unbuilt.test.ts': 'runs a copy of the launcher alone in a folder with no build: it can print no key',
 };
@@ -47,7 +47,7 @@ export function otherWaysOfSpawning(text: string): string[] {
 }
 
 describe('the CLI is run in tests only through test/helpers/cli.ts', () => {
-  it('no test file names bin/taxprep.js or builds its command line itself', () => {
+  it('no test file names bin/taxprep.cjs or builds its command line itself', () => {
     const offenders = testFiles(join(root, 'test'))
       .filter((file) => file !== HELPER && EXEMPT[file] === undefined)
       .flatMap((file) => otherWaysOfSpawning(readFileSync(join(root, file), 'utf8')).map((what) => `${file} ${what}`));
@@ -55,10 +55,10 @@ describe('the CLI is run in tests only through test/helpers/cli.ts', () => {
   });
 
   it('finds each way it looks for, and not a mention in a comment', () => {
-    expect(otherWaysOfSpawning("const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));")).toEqual(['names bin/taxprep.js']);
-    expect(otherWaysOfSpawning('execa(process.execPath, [`${root}/bin/taxprep.js`, ...args])')).toEqual(['names bin/taxprep.js']);
+    expect(otherWaysOfSpawning("const BIN = fileURLToPath(new URL('../../bin/taxprep.cjs', import.meta.url));")).toEqual(['names bin/taxprep.cjs']);
+    expect(otherWaysOfSpawning('execa(process.execPath, [`${root}/bin/taxprep.cjs`, ...args])')).toEqual(['names bin/taxprep.cjs']);
     expect(otherWaysOfSpawning('const [command, ...args] = taxprepCommand();')).toEqual(["builds taxprep's command line itself (taxprepCommand)"]);
     expect(otherWaysOfSpawning('const exe = process.env.TAXPREP_TEST_EXECUTABLE;')).toEqual(['reads the executable under test itself']);
-    expect(otherWaysOfSpawning('/** Runs the built `bin/taxprep.js`. */\n// as bin/taxprep.js does\nrunCli(args);')).toEqual([]);
+    expect(otherWaysOfSpawning('/** Runs the built `bin/taxprep.cjs`. */\n// as bin/taxprep.cjs does\nrunCli(args);')).toEqual([]);
   });
 });
