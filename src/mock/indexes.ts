@@ -18,9 +18,13 @@ class GroupIndex<T, K> {
   private indexed = 0;
   private groups = new Map<K, T[]>();
 
-  constructor(private readonly keyOf: (record: T) => K) {}
+  /** `order`, when given, keeps each group sorted by it (by fields that never change) instead of in list order. */
+  constructor(
+    private readonly keyOf: (record: T) => K,
+    private readonly order?: (a: T, b: T) => number,
+  ) {}
 
-  /** The records of `list` under `key`, in list order. */
+  /** The records of `list` under `key`, in list order (or in `order`). */
   get(list: readonly T[], key: K): readonly T[] {
     this.catchUp(list);
     return this.groups.get(key) ?? [];
@@ -37,13 +41,31 @@ class GroupIndex<T, K> {
       const record = list[this.indexed]!;
       const key = this.keyOf(record);
       const group = this.groups.get(key);
-      if (group) group.push(record);
-      else this.groups.set(key, [record]);
+      if (!group) this.groups.set(key, [record]);
+      else if (!this.order || this.order(group[group.length - 1]!, record) <= 0) group.push(record);
+      else group.splice(sortedPosition(group, record, this.order), 0, record);
     }
     this.lastIndexed = list[list.length - 1];
   }
 
   private lastIndexed: T | undefined;
+}
+
+/** Where `record` goes in `group`, sorted by `order`: after every record that does not come after it. */
+function sortedPosition<T>(group: readonly T[], record: T, order: (a: T, b: T) => number): number {
+  let low = 0;
+  let high = group.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (order(group[middle]!, record) <= 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Lists are newest first: by the given timestamp, then by id (higher first), so that records made within the same millisecond keep one order. */
+export function newestFirst<T extends { id: number }>(timestampOf: (record: T) => string) {
+  return (a: T, b: T): number => timestampOf(b).localeCompare(timestampOf(a)) || b.id - a.id;
 }
 
 /** Emails are compared without regard to case, everywhere in the service. */
@@ -61,6 +83,17 @@ function indexesFor(state: MockState) {
   const projectsByAccount = new GroupIndex((project: ProjectRecord) => project.account_id);
   const deliverablesById = new GroupIndex((deliverable: DeliverableRecord) => deliverable.id);
   const deliverablesByProject = new GroupIndex((deliverable: DeliverableRecord) => deliverable.project_id);
+  // A deliverable's project, the project's account and the account's partner never change, nor does its prepared_date.
+  const partnerOfDeliverable = (deliverable: DeliverableRecord) => {
+    const project = projectsById.get(state.projects, deliverable.project_id)[0];
+    return project && accountsById.get(state.accounts, project.account_id)[0]?.partner_id;
+  };
+  const newestDeliverableFirst = newestFirst((deliverable: DeliverableRecord) => deliverable.prepared_date);
+  const deliverablesByPartner = new GroupIndex(partnerOfDeliverable, newestDeliverableFirst);
+  const deliverablesByPartnerAndType = new GroupIndex((deliverable: DeliverableRecord) => {
+    const partner = partnerOfDeliverable(deliverable);
+    return partner === undefined ? undefined : `${partner} ${projectsById.get(state.projects, deliverable.project_id)[0]!.type}`;
+  }, newestDeliverableFirst);
   const loginLinksByToken = new GroupIndex((link: LoginLinkRecordStored) => link.token_sha256);
   const loginLinksByUser = new GroupIndex((link: LoginLinkRecordStored) => link.user_id);
   const itemsByProject = new GroupIndex((item: OutstandingItemRecord) => item.project_id);
@@ -77,6 +110,9 @@ function indexesFor(state: MockState) {
     deliverable: (id: number): DeliverableRecord | undefined => deliverablesById.get(state.deliverables, id)[0],
     /** Each project has at most one deliverable. */
     deliverableOfProject: (projectId: number): DeliverableRecord | undefined => deliverablesByProject.get(state.deliverables, projectId)[0],
+    /** A partner's deliverables, newest first (by prepared_date, then id); of one project type when `projectType` is given. */
+    deliverablesOfPartner: (partnerId: number, projectType?: ProjectRecord['type']): readonly DeliverableRecord[] =>
+      projectType === undefined ? deliverablesByPartner.get(state.deliverables, partnerId) : deliverablesByPartnerAndType.get(state.deliverables, `${partnerId} ${projectType}`),
     loginLinkWithToken: (digest: string): LoginLinkRecordStored | undefined => loginLinksByToken.get(state.loginLinks, digest)[0],
     loginLinksOfUser: (userId: number) => loginLinksByUser.get(state.loginLinks, userId),
     outstandingItemsOfProject: (projectId: number) => itemsByProject.get(state.outstandingItems, projectId),
