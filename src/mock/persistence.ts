@@ -174,6 +174,14 @@ const exists = (path: string) => access(path).then(
   },
 );
 
+/**
+ * Writes `state` as the whole saved state of a new data directory (a snapshot, an empty journal):
+ * how start-up saves a seed, and how a bench makes a large directory without a request per record.
+ */
+export async function writeDataDirState(directory: string, state: MockState): Promise<void> {
+  await writeWhole(directory, state, 1);
+}
+
 /** Writes `state` as snapshot `generation` and starts its empty journal. */
 async function writeWhole(directory: string, state: MockState, generation: number): Promise<Omit<LoadedDataDir, 'state'>> {
   const staged = await stageSnapshot(join(directory, SNAPSHOT_FILE), snapshotLines(state, generation));

@@ -59,11 +59,10 @@ async function openDataDirStore(fixture: Fixture, dataDir: string, notice: (line
     const blobs = createBlobStore(blobDirectory, { durable: true });
     // The directory is ours and nothing runs yet: every temporary file and unreferenced blob is a crash's leftover.
     await removeStateLeftovers(dataDir);
-    await blobs.removeLeftovers();
     const loaded = await loadDataDir(dataDir, () => seed(fixture, blobs), notice);
-    await removeBlobsOutside(blobs, loaded.state);
     const persistence = await openDataDirPersistence(dataDir, loaded);
     const queue = createCommitQueue(() => persistence.write());
+    const sweep = sweepBlobs(blobs, loaded.state);
     return storeOf(fixture, blobs, {
       get state() {
         return persistence.state;
@@ -75,6 +74,7 @@ async function openDataDirStore(fixture: Fixture, dataDir: string, notice: (line
       // caller's to hear (the directory is released all the same; the disk keeps the last commit).
       close: async () => {
         try {
+          await sweep.stop();
           await queue.settled();
           if (persistence.unsaved()) await queue.commit();
         } finally {
@@ -106,10 +106,25 @@ async function inBatches<T>(items: readonly T[], operation: (item: T) => Promise
   }
 }
 
-async function removeBlobsOutside(blobs: DirectoryBlobStore, state: MockState): Promise<void> {
-  const referenced = new Set(state.documents.map((document) => document.blob));
-  const names = await blobs.list();
-  await inBatches(names.filter((name) => !referenced.has(name)), (name) => blobs.remove(name));
+/**
+ * Removes the blobs of a data directory that no record refers to (uploads whose commit a crash
+ * prevented) and temporary files, while the mock serves: a directory of a million documents takes
+ * seconds to list, which start-up does not wait for. The blobs referred to are those of the state
+ * the directory was opened with: any blob since is written by this store, which the sweep skips.
+ */
+function sweepBlobs(blobs: DirectoryBlobStore, opened: MockState): { stop(): Promise<void> } {
+  let stopped = false;
+  let referenced: Set<string> | undefined;
+  const isReferenced = (blob: string) => (referenced ??= new Set(opened.documents.map((document) => document.blob))).has(blob);
+  const running = blobs.sweep(isReferenced, () => stopped).catch(() => {
+    // A sweep that fails (a directory made unreadable) leaves the leftovers to the next start-up's.
+  });
+  return {
+    async stop() {
+      stopped = true;
+      await running;
+    },
+  };
 }
 
 interface Persistence {

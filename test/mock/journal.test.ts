@@ -149,7 +149,9 @@ describe('the journal of a data directory', () => {
     expect((await openDir()).state.accounts[0]!.last_name.startsWith('45x')).toBe(true);
     await closeAll();
     // What a crash between the new snapshot and its new journal leaves: the journal of generation 1, whose changes the snapshot holds.
-    const inSnapshot = batches.map((line) => JSON.parse(line) as [string, Array<{ id: number; last_name: string }>]).find(([name]) => name === 'accounts')![1][0]!.last_name;
+    // A batch line: [list, [[fields, rows]]].
+    const [, [[fields, rows]]] = batches.map((line) => JSON.parse(line) as [string, Array<[string[], unknown[][]]>]).find(([name]) => name === 'accounts')! as [string, [[string[], unknown[][]]]];
+    const inSnapshot = rows[0]![fields.indexOf('last_name')] as string;
     await copyFile(journalOfFirst, journal());
     await rm(journalOfFirst);
     const reopened = await openDir();
