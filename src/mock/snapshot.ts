@@ -114,11 +114,10 @@ async function* linesOf(lines: readonly string[]): AsyncIterable<Uint8Array> {
 }
 
 /** The state and generation of the snapshot at `path`; throws `SnapshotDamage` when it is not a whole snapshot. */
-export async function readSnapshot(path: string): Promise<{ state: MockState; generation: number; bytes: number }> {
+export async function readSnapshot(path: string): Promise<{ state: MockState; generation: number }> {
   let header: z.infer<typeof HeaderSchema> | undefined;
   const lists = Object.fromEntries(LIST_NAMES.map((name) => [name, [] as StateRecord[]])) as Record<ListName, StateRecord[]>;
   let lineNumber = 0;
-  let bytes = 0;
   const takeLine = (line: string) => {
     lineNumber += 1;
     let json: unknown;
@@ -152,7 +151,6 @@ export async function readSnapshot(path: string): Promise<{ state: MockState; ge
   };
   let rest = '';
   for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 }) as AsyncIterable<string>) {
-    bytes += Buffer.byteLength(chunk);
     let start = 0;
     for (let end = chunk.indexOf('\n'); end >= 0; start = end + 1, end = chunk.indexOf('\n', start)) {
       takeLine(rest + chunk.slice(start, end));
@@ -166,5 +164,5 @@ export async function readSnapshot(path: string): Promise<{ state: MockState; ge
     if (lists[name].length !== header.counts[name]) throw new SnapshotDamage(`it holds ${lists[name].length} ${name} where its header says ${header.counts[name]}`);
   }
   const state = { ...lists, ...header.scalars } as unknown as MockState;
-  return { state, generation: header.generation, bytes };
+  return { state, generation: header.generation };
 }
