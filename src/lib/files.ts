@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, unlink, writeFile } from 'node:fs/promises';
+import { open, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** How a file being written ends; one found later is the leftover of an interrupted write. */
@@ -50,6 +50,19 @@ export async function stageFileAtomically(path: string, content: string | Uint8A
       if (options.durable) await syncDirectory(dirname(path));
     },
   };
+}
+
+/**
+ * Appends `data` at the end of an open file and, when `durable`, waits until it is on the disk
+ * (fdatasync: the data and the new length, enough to read it back after a power cut). The one seam
+ * appends go through, so that a test can fill the disk here as for `writeFileAtomically`.
+ */
+export async function appendToFile(file: FileHandle, data: Uint8Array, options: { durable: boolean }): Promise<void> {
+  for (let written = 0; written < data.length; ) {
+    const { bytesWritten } = await file.write(data, written, data.length - written);
+    written += bytesWritten;
+  }
+  if (options.durable) await file.datasync();
 }
 
 /** Makes a rename durable. Some platforms cannot open a directory for this; their renames are. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, unlink } from 'node:fs/promises';
+import { opendir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TEMPORARY_SUFFIX, writeFileAtomically } from '../lib/files';
 import { BlobTooLargeError, type BlobStore } from './deps';
@@ -20,8 +20,13 @@ export interface DirectoryBlobStore extends BlobStore {
   writeNamed(blob: string, content: Buffer): Promise<void>;
   /** Names of the complete blobs in the directory. */
   list(): Promise<string[]>;
-  /** Removes temporary files of interrupted writes. */
-  removeLeftovers(): Promise<void>;
+  /**
+   * Removes what crashes left, without holding the directory's listing in memory: temporary files
+   * of interrupted writes and blobs that `isReferenced` does not know. Blobs this store writes
+   * meanwhile are left alone (an upload not yet committed is not a leftover). Stops early when
+   * `stopped()` says so.
+   */
+  sweep(isReferenced: (blob: string) => boolean, stopped: () => boolean): Promise<void>;
 }
 
 // Blob names are made here or by the seed (`seed-<run>-<id>`): never a path, never the client's filename.
@@ -37,7 +42,11 @@ export function createBlobStore(directory: string, options: { durable: boolean }
     return join(directory, blob);
   };
 
+  // Blobs written while a sweep runs, which it must not take for leftovers.
+  let madeDuringSweep: Set<string> | undefined;
+
   async function writeFrom(blob: string, source: Iterable<Buffer> | AsyncIterable<Buffer>, maxBytes: number): Promise<number> {
+    madeDuringSweep?.add(blob);
     let size = 0;
     async function* counted() {
       for await (const chunk of source) {
@@ -68,9 +77,19 @@ export function createBlobStore(directory: string, options: { durable: boolean }
       const names = await readdir(directory);
       return names.filter((name) => BLOB_NAME.test(name));
     },
-    async removeLeftovers() {
-      const leftovers = (await readdir(directory)).filter((name) => name.endsWith(TEMPORARY_SUFFIX));
-      await Promise.all(leftovers.map((name) => unlink(join(directory, name)).catch(ignoreMissing)));
+    async sweep(isReferenced, stopped) {
+      madeDuringSweep = new Set();
+      try {
+        for await (const { name } of await opendir(directory, { bufferSize: 256 })) {
+          if (stopped()) break;
+          // A temporary file is named after its blob: `<blob>.<random>.partial`.
+          const temporary = name.endsWith(TEMPORARY_SUFFIX);
+          if (madeDuringSweep.has(temporary ? name.slice(0, name.indexOf('.')) : name)) continue;
+          if (temporary || (BLOB_NAME.test(name) && !isReferenced(name))) await unlink(join(directory, name)).catch(ignoreMissing);
+        }
+      } finally {
+        madeDuringSweep = undefined;
+      }
     },
   };
 }

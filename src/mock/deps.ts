@@ -17,9 +17,10 @@ export interface MockStore {
   /** Hands out the next id of a kind (ids are never reused, even after records are removed). */
   nextId(kind: IdKind): number;
   /**
-   * Persists the state when the store has a data directory: written to a temporary file, flushed
-   * and renamed, so a crash leaves either the old or the new state. Calls are serialised.
-   * A no-op for an in-memory store.
+   * Persists the state when the store has a data directory: what changed since the last commit is
+   * appended to the journal and flushed (src/mock/persistence.ts), so a crash leaves either the old
+   * or the new state. Calls are serialised; those made during a write share the next one. When it
+   * fails, the state is back to what was last saved. A no-op for an in-memory store.
    */
   commit(): Promise<void>;
   /**

@@ -1,19 +1,28 @@
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { access, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { crashPoint } from '../lib/crashPoints';
 import { acquireFileLock, REAL_LOCK_CLOCK } from '../lib/fileLock';
-import { stageFileAtomically, TEMPORARY_SUFFIX } from '../lib/files';
+import { TEMPORARY_SUFFIX } from '../lib/files';
 import { ignoreMissing } from './blobStore';
-import type { IdKind, MockState } from './state';
+import { trackState, type TrackedState } from './changes';
+import { JOURNAL_FILE, JournalDamage, openJournal, replayJournal, startJournal, type JournalWriter } from './journal';
+import { readSnapshot, ScalarsSchema, SNAPSHOT_FILE, SnapshotDamage, snapshotLines, stageSnapshot } from './snapshot';
+import type { MockState } from './state';
 
 /**
- * The state file of a data directory (`serve --mock --data-dir DIR`): `DIR/state.json`, written
- * whole to a temporary file, flushed, and renamed over the old one, so that a crash at any moment
- * leaves either the previous state or the new one, never a mix.
+ * A data directory (`serve --mock --data-dir DIR`) on disk: the snapshot (`DIR/state.snapshot`,
+ * `src/mock/snapshot.ts`) and the journal that continues it (`DIR/state.journal`,
+ * `src/mock/journal.ts`). A write appends the changes it made to the journal and is acknowledged
+ * once they are flushed; start-up reads the snapshot and replays the journal.
+ *
+ * `DIR/state.json` is the whole-state file of the mock before the journal: found on start-up, it
+ * is converted once (read and checked as before, written as a snapshot) and renamed to
+ * `DIR/state.json.bak`, kept as the backup of the conversion.
  */
 
 export const STATE_FILE = 'state.json';
+export const STATE_BACKUP_FILE = 'state.json.bak';
 const STATE_FORMAT = 'taxprep-mock-state';
 const STATE_VERSION = 1;
 
@@ -25,18 +34,6 @@ export class DataDirError extends Error {
   }
 }
 
-// A record, so that adding a kind of id to the state without adding it here fails to compile.
-const ID_KINDS = Object.keys({
-  partner: true,
-  account: true,
-  user: true,
-  loginLink: true,
-  document: true,
-  project: true,
-  outstandingItem: true,
-  deliverable: true,
-  email: true,
-} satisfies Record<IdKind, true>) as IdKind[];
 const records = z.array(z.record(z.string(), z.unknown()));
 
 // The shape, not every field rule: enough to refuse a damaged or hand-edited file before it is used.
@@ -52,22 +49,12 @@ const StateFileSchema = z.object({
     outstandingItems: records,
     deliverables: records,
     outbox: records,
-    nextIds: z.object(Object.fromEntries(ID_KINDS.map((kind) => [kind, z.number().int().positive()])) as Record<IdKind, z.ZodNumber>),
-    clockOffsetMs: z.number().finite().nonnegative(),
-    signingSecret: z.string().min(16),
-    simulation: z
-      .object({
-        seed: z.number().int().nonnegative(),
-        started_at_ms: z.number().finite(),
-        steps_done: z.number().int().nonnegative(),
-        documents_seen: z.number().int().nonnegative(),
-      })
-      .optional(),
+    ...ScalarsSchema.shape,
   }),
 });
 
-/** The saved state, or undefined when the directory has none yet. */
-export async function readStateFile(directory: string): Promise<MockState | undefined> {
+/** The state of a `state.json`, or undefined when the directory has none. */
+async function readStateFile(directory: string): Promise<MockState | undefined> {
   const path = join(directory, STATE_FILE);
   let raw: string;
   try {
@@ -115,32 +102,11 @@ export async function lockDataDir(directory: string): Promise<() => Promise<void
   return () => lock.release();
 }
 
-/** Removes temporary state files of interrupted commits. */
+/** Removes temporary files of interrupted commits (a snapshot, a journal, a state file being written). */
 export async function removeStateLeftovers(directory: string): Promise<void> {
-  const leftovers = (await readdir(directory)).filter((name) => name.startsWith(`${STATE_FILE}.`) && name.endsWith(TEMPORARY_SUFFIX));
+  const ours = [STATE_FILE, SNAPSHOT_FILE, JOURNAL_FILE].map((name) => `${name}.`);
+  const leftovers = (await readdir(directory)).filter((name) => ours.some((prefix) => name.startsWith(prefix)) && name.endsWith(TEMPORARY_SUFFIX));
   await Promise.all(leftovers.map((name) => unlink(join(directory, name)).catch(ignoreMissing)));
-}
-
-/** The state file's text for `state`. */
-export function stateText(state: MockState): string {
-  return JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, state });
-}
-
-/**
- * The commit of a request's changes: the new state is complete and flushed beside the old one
- * before the rename that makes it the state. The crash points mark the two moments a test kills
- * at: before the rename (the change is lost, unacknowledged) and after it (kept, unacknowledged).
- */
-export async function writeStateFile(directory: string, text: string): Promise<void> {
-  const staged = await stageFileAtomically(join(directory, STATE_FILE), text, { durable: true });
-  crashPoint('mock.before-commit');
-  await staged.commit();
-  crashPoint('mock.after-commit');
-}
-
-/** The state a text from `stateText` holds. */
-export function stateOfText(text: string): MockState {
-  return (JSON.parse(text) as { state: MockState }).state;
 }
 
 const STORAGE_FULL: Record<string, string> = { ENOSPC: 'is full', EDQUOT: 'is over its disk quota', EFBIG: 'cannot hold a file that large' };
@@ -188,6 +154,165 @@ export function createCommitQueue(write: () => Promise<void>): { commit(): Promi
     settled: async () => {
       await waiting?.catch(() => {});
       await running?.catch(() => {});
+    },
+  };
+}
+
+/** A data directory as start-up found it. */
+interface LoadedDataDir {
+  state: MockState;
+  generation: number;
+  snapshotBytes: number;
+  journalBytes: number;
+}
+
+const exists = (path: string) => access(path).then(
+  () => true,
+  (error: unknown) => {
+    if ((error as { code?: unknown }).code === 'ENOENT') return false;
+    throw error;
+  },
+);
+
+/**
+ * Writes `state` as the whole saved state of a new data directory (a snapshot, an empty journal):
+ * how start-up saves a seed, and how a bench makes a large directory without a request per record.
+ */
+export async function writeDataDirState(directory: string, state: MockState): Promise<void> {
+  await writeWhole(directory, state, 1);
+}
+
+/** Writes `state` as snapshot `generation` and starts its empty journal. */
+async function writeWhole(directory: string, state: MockState, generation: number): Promise<Omit<LoadedDataDir, 'state'>> {
+  const staged = await stageSnapshot(join(directory, SNAPSHOT_FILE), snapshotLines(state, generation));
+  await staged.commit();
+  const journalBytes = await startJournal(join(directory, JOURNAL_FILE), generation);
+  return { generation, journalBytes, snapshotBytes: (await stat(join(directory, SNAPSHOT_FILE))).size };
+}
+
+/**
+ * The state of the data directory: its snapshot and journal; or its `state.json`, converted once
+ * (`notice` says where the old file is kept); or, in a directory without either, the `seed`,
+ * written at once. A damaged file is refused with a `DataDirError` naming it, and left as it is.
+ */
+export async function loadDataDir(directory: string, seed: () => Promise<MockState>, notice: (line: string) => void): Promise<LoadedDataDir> {
+  const legacy = await readStateFile(directory);
+  if (legacy) {
+    // Nothing is served before the rename: a crash before it converts the same state.json again.
+    const written = await writeWhole(directory, legacy, 1);
+    await rename(join(directory, STATE_FILE), join(directory, STATE_BACKUP_FILE));
+    notice(`converted ${join(directory, STATE_FILE)} to a snapshot and journal; the old file is kept as ${join(directory, STATE_BACKUP_FILE)}`);
+    return { state: legacy, ...written };
+  }
+  const snapshotPath = join(directory, SNAPSHOT_FILE);
+  if (!(await exists(snapshotPath))) {
+    const state = await seed();
+    return { state, ...(await writeWhole(directory, state, 1)) };
+  }
+  const refuse = (path: string, what: string) => new DataDirError(`${path}: ${what}; move it away or choose another --data-dir`);
+  let snapshot: Awaited<ReturnType<typeof readSnapshot>>;
+  try {
+    snapshot = await readSnapshot(snapshotPath);
+  } catch (error) {
+    if (error instanceof SnapshotDamage) throw refuse(snapshotPath, `a damaged snapshot (${error.message})`);
+    throw new DataDirError(`${snapshotPath}: cannot read the saved state (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const journalPath = join(directory, JOURNAL_FILE);
+  const { state, generation } = snapshot;
+  const snapshotBytes = (await stat(snapshotPath)).size;
+  let replayed = { current: false, bytes: 0 };
+  try {
+    // A snapshot without a journal: a crash before the first journal was in place.
+    if (await exists(journalPath)) replayed = await replayJournal(journalPath, state, generation);
+  } catch (error) {
+    if (error instanceof JournalDamage) throw refuse(journalPath, `a damaged journal (${error.message})`);
+    throw new DataDirError(`${journalPath}: cannot read the saved state (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const journalBytes = replayed.current ? replayed.bytes : await startJournal(journalPath, generation);
+  return { state, generation, snapshotBytes, journalBytes };
+}
+
+/** Past this many bytes of journal a write makes a new snapshot: half the snapshot's size, so that re-reading the journal at start-up never costs more than the snapshot. */
+const MIN_JOURNAL_BOUND = 8 * 1024 * 1024;
+export const journalBound = (snapshotBytes: number) => Math.max(MIN_JOURNAL_BOUND, snapshotBytes / 2);
+
+/** How the store of a data directory keeps its state: tracked, journaled, snapshot when the journal is long or the state replaced. */
+export interface DataDirPersistence {
+  readonly state: MockState;
+  /** Makes `fresh` the state (a reset): the next write saves it whole. */
+  replace(fresh: MockState): void;
+  /** Saves what changed since the last write; on failure the state goes back to what is on disk. */
+  write(): Promise<void>;
+  /** True when something is not on disk yet. */
+  unsaved(): boolean;
+  close(): Promise<void>;
+}
+
+export async function openDataDirPersistence(directory: string, loaded: LoadedDataDir): Promise<DataDirPersistence> {
+  const snapshotPath = join(directory, SNAPSHOT_FILE);
+  const journalPath = join(directory, JOURNAL_FILE);
+  let tracker: TrackedState = trackState(loaded.state);
+  // The state a reset replaced, until the reset's snapshot is on disk: what a failure goes back to.
+  let replaced: TrackedState | undefined;
+  let { generation, snapshotBytes } = loaded;
+  // Undefined when the journal of the last snapshot could not be started: the next write makes another snapshot.
+  let journal: (JournalWriter & { readonly broken: boolean }) | undefined = await openJournal(journalPath, loaded.journalBytes);
+
+  const rollback = () => {
+    if (replaced) tracker = replaced;
+    replaced = undefined;
+    tracker.rollback();
+  };
+  const snapshotDue = () => replaced !== undefined || journal === undefined || journal.broken || journal.bytes > journalBound(snapshotBytes);
+
+  async function writeSnapshot(current: TrackedState): Promise<void> {
+    const next = generation + 1;
+    const { epoch } = current.take();
+    const lines = snapshotLines(current.state, next);
+    const staged = await stageSnapshot(snapshotPath, lines);
+    crashPoint('mock.before-commit');
+    await staged.commit();
+    crashPoint('mock.after-commit');
+    // The new snapshot is the state from here: the journal of the previous one is out of date (start-up ignores it).
+    generation = next;
+    snapshotBytes = lines.reduce((bytes, line) => bytes + line.length, 0);
+    replaced = undefined;
+    current.settle(epoch);
+    const previous = journal;
+    journal = undefined;
+    await previous?.close().catch(() => {});
+    journal = await openJournal(journalPath, await startJournal(journalPath, next)).catch(() => undefined);
+  }
+
+  return {
+    get state() {
+      return tracker.state;
+    },
+    replace(fresh) {
+      replaced ??= tracker;
+      tracker = trackState(fresh);
+    },
+    async write() {
+      const current = tracker;
+      const writer = journal;
+      try {
+        if (snapshotDue() || !writer) {
+          await writeSnapshot(current);
+          return;
+        }
+        if (!current.changed()) return;
+        const { changes, epoch } = current.take();
+        await writer.append(changes);
+        current.settle(epoch);
+      } catch (error) {
+        rollback();
+        throw error;
+      }
+    },
+    unsaved: () => replaced !== undefined || tracker.changed(),
+    close: async () => {
+      await journal?.close();
+      journal = undefined;
     },
   };
 }

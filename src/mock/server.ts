@@ -84,6 +84,8 @@ export interface MockServerOptions {
   onInternalError?: (error: unknown) => void;
   /** Told, in one line, of each request refused because the disk is full (answered 507). */
   onStorageFull?: (line: string) => void;
+  /** Told, in one line, of what opening `dataDir` did that its owner should know (converting an old `state.json`). */
+  onDataDirNotice?: (line: string) => void;
   connectionLimits?: Partial<ConnectionLimits>;
   /** Play the preparer's side with this seed (`serve --mock --simulate`); off when absent. */
   simulationSeed?: number;
@@ -112,7 +114,7 @@ export interface MockServer {
 /** Opens the store, builds the app and listens; the returned server is ready for requests. */
 export async function createMockServer(options: MockServerOptions = {}): Promise<MockServer> {
   const fixture = options.fixture ?? DEMO_FIXTURE;
-  const store = await openStore({ fixture, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) });
+  const store = await openStore({ fixture, ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }), ...(options.onDataDirNotice ? { onNotice: options.onDataDirNotice } : {}) });
   const settings: MockSettings = {
     baseUrl: '',
     appUrl: '',

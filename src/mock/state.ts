@@ -9,8 +9,9 @@ import type {
 } from '../contract/resources';
 
 /**
- * The mock's whole state: plain JSON-serialisable records, so that persistence is one atomic
- * file write and a reset is a fresh copy of the seed. Timestamps are ISO strings of the virtual
+ * The mock's whole state: plain JSON-serialisable records, so that persistence writes them as they
+ * are (a snapshot, and the journal of the records each write changed: src/mock/persistence.ts) and
+ * a reset is a fresh copy of the seed. Timestamps are ISO strings of the virtual
  * clock. Ids are positive integers handed out by `nextIds`.
  */
 export interface MockState {

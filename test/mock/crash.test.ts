@@ -8,7 +8,7 @@ import { startServeMock, type ServedMock } from '../helpers/serveMock';
 /**
  * `taxprep serve --mock --data-dir` killed with SIGKILL while writes are in flight, again and
  * again: after every restart each write it acknowledged (every 201) must be there. Writes are
- * account creations (state.json) and document uploads (state and a blob file).
+ * account creations (a journal record) and document uploads (a journal record and a blob file).
  */
 
 const KILLS = 50;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stateFromFixture } from '../../src/mock/fixture';
-import { indexesOf } from '../../src/mock/indexes';
 import { DEMO_FIXTURE } from '../../src/mock/seed';
-import type { OutstandingItemRecord } from '../../src/mock/state';
+import { indexesOf as indexesOfState, newestFirst } from '../../src/mock/indexes';
+import type { DeliverableRecord, MockState, OutstandingItemRecord } from '../../src/mock/state';
 
 const item = (id: number, project_id: number): OutstandingItemRecord => ({
   id,
@@ -16,7 +16,7 @@ const item = (id: number, project_id: number): OutstandingItemRecord => ({
 describe('state indexes', () => {
   it('answer as a scan of the lists would, through appends, removals and replaced lists', () => {
     const { state } = stateFromFixture(DEMO_FIXTURE, new Date('2026-02-01T00:00:00Z'));
-    const indexes = indexesOf(state);
+    const indexes = indexesOfState(state);
     const scan = (projectId: number) => state.outstandingItems.filter((candidate) => candidate.project_id === projectId);
     const projectId = state.projects[0]!.id;
     expect(indexes.outstandingItemsOfProject(projectId)).toEqual(scan(projectId));
@@ -45,7 +45,44 @@ describe('state indexes', () => {
     const first = stateFromFixture(DEMO_FIXTURE, new Date()).state;
     const second = stateFromFixture(DEMO_FIXTURE, new Date()).state;
     const id = first.accounts[0]!.id;
-    expect(indexesOf(first).account(id)).toBe(first.accounts[0]);
-    expect(indexesOf(second).account(id)).toBe(second.accounts[0]);
+    expect(indexesOfState(first).account(id)).toBe(first.accounts[0]);
+    expect(indexesOfState(second).account(id)).toBe(second.accounts[0]);
+  });
+});
+
+describe('the deliverables of a partner', () => {
+  /** The list route's answer by a scan of every deliverable, as it was made before the index. */
+  const scan = (state: MockState, partnerId: number, projectType?: string) =>
+    state.deliverables
+      .filter((deliverable) => {
+        const project = state.projects.find((candidate) => candidate.id === deliverable.project_id);
+        const account = project && state.accounts.find((candidate) => candidate.id === project.account_id);
+        return account?.partner_id === partnerId && (projectType === undefined || project!.type === projectType);
+      })
+      .sort(newestFirst((deliverable) => deliverable.prepared_date));
+
+  it('are those a scan finds, newest first, by project type too, through deliverables appended in any order', () => {
+    const { state } = stateFromFixture(DEMO_FIXTURE, new Date('2026-02-01T00:00:00Z'));
+    const indexes = indexesOfState(state);
+    const partners = [...new Set(state.accounts.map((account) => account.partner_id))];
+    const types = [...new Set(state.projects.map((project) => project.type))];
+    const check = () => {
+      for (const partner of [...partners, 999]) {
+        expect(indexes.deliverablesOfPartner(partner)).toEqual(scan(state, partner));
+        for (const type of types) expect(indexes.deliverablesOfPartner(partner, type)).toEqual(scan(state, partner, type));
+      }
+    };
+    check();
+    expect(scan(state, partners[0]!).length).toBeGreaterThan(0);
+    // New deliverables of every project, prepared out of order (older ones appended later), some in the same millisecond.
+    let id = 80_000;
+    const template = state.deliverables[0]!;
+    for (const [index, project] of state.projects.entries()) {
+      const prepared = new Date(Date.UTC(2026, 0, 1 + ((index * 7) % 5))).toISOString();
+      state.deliverables.push({ ...template, id: (id += 1), project_id: project.id, prepared_date: prepared } satisfies DeliverableRecord);
+      check();
+    }
+    state.deliverables.splice(3, 2);
+    check();
   });
 });

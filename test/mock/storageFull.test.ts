@@ -7,8 +7,9 @@ import { createMockServer, type MockServer } from '../../src/mock/server';
 import { send } from '../helpers/mock';
 
 /**
- * A full disk under `--data-dir`, injected at the one seam every file of the mock is written
- * through (`writeFileAtomically`, and `stageFileAtomically` that it is made of): no disk is filled.
+ * A full disk under `--data-dir`, injected at the seams every file of the mock is written through
+ * (`writeFileAtomically`, `stageFileAtomically` that it is made of, and `appendToFile` for the
+ * journal): no disk is filled.
  */
 const disk = vi.hoisted(() => ({ failWith: undefined as string | undefined }));
 vi.mock('../../src/lib/files', async (importOriginal) => {
@@ -17,8 +18,10 @@ vi.mock('../../src/lib/files', async (importOriginal) => {
   return {
     ...actual,
     writeFileAtomically: (...args: Parameters<typeof actual.writeFileAtomically>) => (disk.failWith === undefined ? actual.writeFileAtomically(...args) : full()),
-    // The state's commit stages its file first (src/mock/persistence.ts), so the disk fills there too.
+    // A reset stages a snapshot (src/mock/persistence.ts), so the disk fills there too.
     stageFileAtomically: (...args: Parameters<typeof actual.stageFileAtomically>) => (disk.failWith === undefined ? actual.stageFileAtomically(...args) : full()),
+    // Every other write appends to the journal (src/mock/journal.ts).
+    appendToFile: (...args: Parameters<typeof actual.appendToFile>) => (disk.failWith === undefined ? actual.appendToFile(...args) : full()),
   };
 });
 

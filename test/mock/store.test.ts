@@ -4,12 +4,12 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DirectoryBlobStore } from '../../src/mock/blobStore';
 import { BlobTooLargeError, type MockStore } from '../../src/mock/deps';
 import { parseFixture, type Fixture } from '../../src/mock/fixture';
 import { DEMO_FIXTURE } from '../../src/mock/seed';
-import { createCommitQueue } from '../../src/mock/persistence';
+import { createCommitQueue, loadDataDir } from '../../src/mock/persistence';
 import { DataDirError, openStore } from '../../src/mock/store';
 
 const SMALL_FIXTURE: Fixture = parseFixture({
@@ -124,7 +124,16 @@ describe('data-dir store', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  const savedState = async () => JSON.parse(await readFile(join(dataDir, 'state.json'), 'utf8')).state;
+  /** The state on disk, as the next start-up reads it (snapshot and journal). */
+  const savedState = async () =>
+    (
+      await loadDataDir(
+        dataDir,
+        () => Promise.reject(new Error('no saved state')),
+        () => {},
+      )
+    ).state;
+  const STATE_FILES = ['blobs', 'lock', 'state.journal', 'state.snapshot'];
 
   it('keeps state and uploads across a restart, and the saved state wins over the fixture', async () => {
     const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
@@ -145,7 +154,8 @@ describe('data-dir store', () => {
     const store = await openTracked({ fixture: SMALL_FIXTURE, dataDir: dataDir2 });
     const upload = await store.blobs.write(Readable.from([Buffer.from('client document')]), 100);
     const modeOf = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
-    expect(await modeOf(join(dataDir2, 'state.json'))).toBe('600');
+    expect(await modeOf(join(dataDir2, 'state.snapshot'))).toBe('600');
+    expect(await modeOf(join(dataDir2, 'state.journal'))).toBe('600');
     expect(await modeOf(join(dataDir2, 'lock'))).toBe('600');
     expect(await modeOf(join(dataDir2, 'blobs'))).toBe('700');
     expect(await modeOf(join(directoryOf(store), upload.blob))).toBe('600');
@@ -153,8 +163,8 @@ describe('data-dir store', () => {
 
   it('saves the first state at once, without keys in full', async () => {
     await openTracked({ fixture: SMALL_FIXTURE, dataDir });
-    const raw = await readFile(join(dataDir, 'state.json'), 'utf8');
-    expect(JSON.parse(raw)).toMatchObject({ format: 'taxprep-mock-state', version: 1 });
+    const raw = await readFile(join(dataDir, 'state.snapshot'), 'utf8');
+    expect(JSON.parse(raw.slice(0, raw.indexOf('\n')))).toMatchObject({ format: 'taxprep-mock-snapshot', version: 1, generation: 1 });
     expect(raw).not.toContain('tpk_testKeySolo');
   });
 
@@ -167,25 +177,32 @@ describe('data-dir store', () => {
       if (progress % 7 === 0) await commits.at(-1);
     }
     await Promise.all(commits);
-    expect((await savedState()).accounts[0].first_name).toBe('Name 50');
-    expect((await readdir(dataDir)).sort()).toEqual(['blobs', 'lock', 'state.json']);
+    await closeAll();
+    expect((await savedState()).accounts[0]!.first_name).toBe('Name 50');
+    expect((await readdir(dataDir)).sort()).toEqual(STATE_FILES.filter((name) => name !== 'lock'));
   });
 
-  it('loads the last committed state after a crash, removing half-written files and orphaned uploads', async () => {
+  it('loads the last committed state after a crash, removing half-written files and orphaned uploads, and keeps an upload made meanwhile', async () => {
     const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
     first.state.accounts[0]!.last_name = 'Committed';
     await first.commit();
     await first.close();
-    // What a crash can leave: a half-written state, a half-written upload, an upload whose record was never committed.
-    const committed = await readFile(join(dataDir, 'state.json'), 'utf8');
-    await writeFile(join(dataDir, 'state.json.0badc0de.partial'), committed.slice(0, committed.length / 2));
+    // What a crash can leave: a half-written snapshot, a half-written upload, an upload whose record was never committed.
+    const committed = await readFile(join(dataDir, 'state.snapshot'), 'utf8');
+    await writeFile(join(dataDir, 'state.snapshot.0badc0de.partial'), committed.slice(0, committed.length / 2));
     await writeFile(join(dataDir, 'blobs', '0123456789abcdef0123456789abcdef.1a2b3c4d.partial'), 'half');
     await writeFile(join(dataDir, 'blobs', 'fedcba9876543210fedcba9876543210'), 'orphan');
 
     const second = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    // An upload under way, its record not yet committed: not a leftover.
+    const meanwhile = await second.blobs.write(Readable.from([Buffer.from('in flight')]), 100);
     expect(second.state.accounts[0]!.last_name).toBe('Committed');
-    expect((await readdir(dataDir)).sort()).toEqual(['blobs', 'lock', 'state.json']);
-    expect(await readdir(join(dataDir, 'blobs'))).toEqual([second.state.documents[0]!.blob]);
+    expect((await readdir(dataDir)).sort()).toEqual(STATE_FILES);
+    // Blobs are swept while the store serves: start-up does not wait for a listing of a million files.
+    const expected = [second.state.documents[0]!.blob, meanwhile.blob].sort();
+    await vi.waitFor(async () => expect((await readdir(join(dataDir, 'blobs'))).sort()).toEqual(expected));
+    await closeAll();
+    expect((await readdir(join(dataDir, 'blobs'))).sort()).toEqual(expected);
   });
 
   it.each([
@@ -227,7 +244,7 @@ describe('data-dir store', () => {
     const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
     first.state.accounts[0]!.last_name = 'Uncommitted';
     await first.close();
-    expect((await savedState()).accounts[0].last_name).toBe('Uncommitted');
+    expect((await savedState()).accounts[0]!.last_name).toBe('Uncommitted');
     const second = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
     expect(second.state.accounts[0]!.last_name).toBe('Uncommitted');
   });
@@ -237,13 +254,13 @@ describe('data-dir store', () => {
     store.state.accounts[0]!.status = 'suspended';
     await store.commit();
     const savedBlobs = await readdir(join(dataDir, 'blobs'));
-    // The state file becomes a directory: the rename of the next commit fails.
-    await rm(join(dataDir, 'state.json'));
-    await mkdir(join(dataDir, 'state.json', 'occupied'), { recursive: true });
+    // The snapshot becomes a directory: the rename that puts the reset's snapshot in place fails.
+    await rm(join(dataDir, 'state.snapshot'));
+    await mkdir(join(dataDir, 'state.snapshot', 'occupied'), { recursive: true });
     await expect(store.reset()).rejects.toThrow();
     expect(store.state.accounts[0]!.status).toBe('suspended');
     expect(await readdir(join(dataDir, 'blobs'))).toEqual(savedBlobs);
-    await rm(join(dataDir, 'state.json'), { recursive: true });
+    await rm(join(dataDir, 'state.snapshot'), { recursive: true });
   });
 
   it('resets to the fixture on disk too, removing uploads', async () => {

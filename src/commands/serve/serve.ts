@@ -170,6 +170,7 @@ export async function run(ctx: Context, options: ServeOptions): Promise<number> 
       ...definedOnly({ onRequest: printer?.record }),
       onInternalError: (error) => ctx.io.stderr.write(`mock: unexpected failure (answered 500): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
       onStorageFull: (line) => ctx.io.stderr.write(`mock: ${line}\n`),
+      onDataDirNotice: (line) => ctx.io.stderr.write(`mock: ${line}\n`),
     });
   } catch (error) {
     // A data directory that cannot be used (unreadable, damaged, in use) is the user's to fix, like a bad flag.

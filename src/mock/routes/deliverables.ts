@@ -3,10 +3,10 @@ import { ownedAccount, ownedProject } from '../access';
 import type { MockDeps } from '../deps';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
-import { indexesOf } from '../indexes';
+import { indexesOf, newestFirst } from '../indexes';
 import type { DeliverableRecord, ProjectRecord } from '../state';
 import { issueViewLink } from '../viewLinks';
-import { newestFirst, paginate } from './listing';
+import { paginate } from './listing';
 
 export const deliverableHandlers: Pick<Handlers, 'getProjectDeliverable' | 'listDeliverables'> = {
   getProjectDeliverable({ params, partner }, deps) {
@@ -23,18 +23,20 @@ export const deliverableHandlers: Pick<Handlers, 'getProjectDeliverable' | 'list
     // An account filter naming another partner's (or no) account is refused like any other route.
     if (query.account_id !== undefined) ownedAccount(state, partner, query.account_id);
     const indexes = indexesOf(state);
-    const matching = state.deliverables
-      .flatMap((deliverable) => {
-        const project = indexes.project(deliverable.project_id);
-        return project && indexes.account(project.account_id)?.partner_id === partner.id ? [{ id: deliverable.id, deliverable, project }] : [];
-      })
-      .filter(({ deliverable }) => query.status === undefined || deliverable.status === query.status)
-      .filter(({ project }) => query.account_id === undefined || project.account_id === query.account_id)
-      .filter(({ project }) => query.project_type === undefined || project.type === query.project_type)
-      .sort(newestFirst(({ deliverable }) => deliverable.prepared_date));
+    // One account's few projects, or the partner's deliverables as the index keeps them: newest first, by project type when asked.
+    const candidates =
+      query.account_id === undefined
+        ? indexes.deliverablesOfPartner(partner.id, query.project_type)
+        : indexes
+            .projectsOfAccount(query.account_id)
+            .filter((project) => query.project_type === undefined || project.type === query.project_type)
+            .flatMap((project) => indexes.deliverableOfProject(project.id) ?? [])
+            .sort(newestFirst((deliverable) => deliverable.prepared_date));
+    // The status changes, so it is the one filter that reads the records.
+    const matching = query.status === undefined ? candidates : candidates.filter((deliverable) => deliverable.status === query.status);
     const { page, total_count, has_more } = paginate(matching, query);
     return {
-      deliverables: page.map(({ deliverable, project }) => deliverableListItemOf(deps, deliverable, project)),
+      deliverables: page.map((deliverable) => deliverableListItemOf(deps, deliverable, projectOfDeliverable(deps, deliverable))),
       total_count,
       has_more,
     };

@@ -3,10 +3,10 @@ import { MockDocumentUploadFields, addFieldError, fieldErrors, type Document, ty
 import { ownedAccount, ownedDocument } from '../access';
 import { MockError } from '../errors';
 import type { Handlers } from '../handler';
-import { indexesOf } from '../indexes';
+import { indexesOf, newestFirst } from '../indexes';
 import type { DocumentRecord } from '../state';
 import { discardRestOfBody, receiveDocumentForm, type ReceivedFile, type ReceivedForm } from '../upload';
-import { newestFirst, paginate } from './listing';
+import { paginate } from './listing';
 
 export const documentHandlers: Pick<Handlers, 'uploadDocument' | 'listDocuments' | 'getDocument'> = {
   async uploadDocument({ params, partner, request, reply }, deps) {

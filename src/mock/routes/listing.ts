@@ -11,10 +11,3 @@ export function paginate<T>(
   return { page, total_count: matching.length, has_more: offset + page.length < matching.length };
 }
 
-/**
- * Lists are newest first: by the given timestamp, then by id (higher first), so that records made
- * within the same millisecond still come in a stable order and pages never overlap.
- */
-export function newestFirst<T extends { id: number }>(timestampOf: (record: T) => string) {
-  return (a: T, b: T): number => timestampOf(b).localeCompare(timestampOf(a)) || b.id - a.id;
-}

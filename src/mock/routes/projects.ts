@@ -1,9 +1,8 @@
 import { OUTSTANDING_ITEM_PRIORITIES, type OutstandingItem, type ProjectListItem, type ProjectStatusRecord } from '../../contract';
 import { ownedAccount, ownedProject } from '../access';
 import type { Handlers } from '../handler';
-import { indexesOf } from '../indexes';
+import { indexesOf, newestFirst } from '../indexes';
 import type { MockState, OutstandingItemRecord, ProjectRecord } from '../state';
-import { newestFirst } from './listing';
 
 export const projectHandlers: Pick<Handlers, 'listProjects' | 'getProjectStatus'> = {
   listProjects({ params, query, partner }, deps) {

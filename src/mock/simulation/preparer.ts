@@ -1,4 +1,5 @@
 import type { ProjectType } from '../../contract';
+import { indexesOf } from '../indexes';
 import type { MockState, OutstandingItemRecord, ProjectRecord } from '../state';
 import { documentKeyOf } from './documentMatching';
 import { draw } from './random';
@@ -146,7 +147,7 @@ function complete(state: MockState, project: ProjectRecord, step: Step): void {
   project.progress_percentage = 100;
   project.estimated_completion = step.at;
   project.last_updated = step.at;
-  const deliverable = state.deliverables.find((candidate) => candidate.project_id === project.id);
+  const deliverable = indexesOf(state).deliverableOfProject(project.id);
   if (deliverable?.status === 'draft') deliverable.status = 'completed';
 }
 
