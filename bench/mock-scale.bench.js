@@ -35,7 +35,7 @@ const GOAL_RSS_MB = 1024;
 const KEY = 'tpk_mockAcmeLiveKey0000000000001';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'taxprep.js');
+const bin = join(root, 'bin', 'taxprep.cjs');
 // Inside the tree, so that the bundle's packages resolve from node_modules.
 const outfile = `${root}node_modules/.cache/taxprep-bench/mock-scale.generate.mjs`;
 mkdirSync(`${root}node_modules/.cache/taxprep-bench`, { recursive: true });

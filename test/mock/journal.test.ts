@@ -133,6 +133,19 @@ describe('the journal of a data directory', () => {
     await expect(openStore({ fixture: FIXTURE, dataDir })).rejects.toThrow(`${snapshot()}: a damaged snapshot (its last line is cut short); move it away or choose another --data-dir`);
   });
 
+  it('refuses a snapshot naming a field no record can have (such as __proto__), naming it', async () => {
+    await commitEach(() => {});
+    const [head, first, ...rest] = (await readFile(snapshot(), 'utf8')).trimEnd().split('\n');
+    for (const odd of ['__proto__', 'first name']) {
+      const [name, [[fields, rows], ...runs]] = JSON.parse(first!);
+      const damaged = JSON.stringify([name, [[[odd, ...fields.slice(1)], rows], ...runs]]);
+      await writeFile(snapshot(), [head, damaged, ...rest].join('\n') + '\n');
+      await expect(openStore({ fixture: FIXTURE, dataDir })).rejects.toThrow(
+        `${snapshot()}: a damaged snapshot (it names a field ${JSON.stringify(odd)}, which no record has); move it away or choose another --data-dir`,
+      );
+    }
+  });
+
   it('makes a new snapshot once the journal is past its bound, and ignores the journal of the older one', async () => {
     const big = 'x'.repeat(200_000);
     const store = await openDir();
