@@ -8,6 +8,7 @@ import { sanitizeLine } from '../output/sanitize';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';
 import { formatDuration } from '../lib/duration';
 import { rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind, type RetryHistory } from './retry';
+import { loadEnvHttpProxyAgent } from './undici';
 import { VERSION } from './version';
 import { formatBytes } from '../output/progress';
 import { ENVIRONMENT_VARIABLES } from '../config/settings';
@@ -86,15 +87,7 @@ export function createTransport(options: TransportOptions) {
 
   const load = () =>
     (loaded ??= (async () => {
-      // The modules taxprep uses, not undici's index, which loads fetch, WebSocket, caches and
-      // mocks too: about as much start-up time again as `node -e 0` (bench/startup.bench.js).
-      // Like the index, put the request API on every dispatcher (proxy agents call `connect`).
-      const [{ default: EnvHttpProxyAgent }, { default: DispatcherClass }, { default: requestApi }] = await Promise.all([
-        import('undici/lib/dispatcher/env-http-proxy-agent.js'),
-        import('undici/lib/dispatcher/dispatcher.js'),
-        import('undici/lib/api/index.js'),
-      ]);
-      Object.assign(DispatcherClass.prototype, requestApi);
+      const EnvHttpProxyAgent = await loadEnvHttpProxyAgent();
       const env = options.env;
       const dispatcher = new EnvHttpProxyAgent({
         // Given explicitly (empty for none) so that undici does not read process.env behind our back.

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { loadAgent } from '../api/undici';
 import type { Delivery, Outbox } from '../batch/ledgers/outbox';
 import { WindowLimiter } from '../batch/pacer';
 import { crashPoint } from '../lib/crashPoints';
@@ -48,7 +49,7 @@ export class Deliverer {
 
   /** One keep-alive pool for every receiver, loaded only when an HTTP hook is sent to. */
   private dispatcher = (): Promise<Dispatcher> => {
-    this.agent ??= import('undici').then(({ Agent }) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency }));
+    this.agent ??= loadAgent().then((Agent) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency }));
     return this.agent;
   };
 
