@@ -42,9 +42,10 @@ async function post(hook: Hook, url: string, event: EventEntry, body: string, se
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new DOMException('timeout', 'TimeoutError')), hook.timeout_ms);
   try {
+    const target = new URL(url);
     const response = await (await dispatcher()).request({
-      origin: new URL(url).origin,
-      path: `${new URL(url).pathname}${new URL(url).search}`,
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
       method: 'POST',
       headers,
       body,
