@@ -38,6 +38,13 @@ export interface LedgerKind {
    * rather than change it in place.
    */
   sharedValues?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * How long lines nobody waits for (`wait: false`) may gather before they are written, for a kind
+   * that appends them faster than the disk syncs (the outcomes of webhook deliveries): one
+   * fdatasync for a few dozen rather than one every few, each a round trip through libuv's thread
+   * pool. Absent: written at once, as waited lines are.
+   */
+  gatherMs?: number;
 }
 
 /** Where a complete line is in its file (bytes, the newline included). */
@@ -146,11 +153,14 @@ async function* inChunks(lines: AsyncIterable<string>, count: (bytes: number) =>
  * The ledger file opened for appending, by the holder of its lock. Appends are group-committed:
  * lines queued while a write is in flight go out together, each batch written whole and
  * `fdatasync`ed before the callers' promises resolve, so an intent is on disk before its request
- * is sent.
+ * is sent. Lines nobody waits for gather for the kind's `gatherMs`, if it has one, unless a waited
+ * line, `writtenTo` or `close` takes them sooner.
  */
 export class LedgerAppender {
-  private queue: Array<{ line: string; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private queue: Array<{ line: string; waited: boolean; resolve: () => void; reject: (error: unknown) => void }> = [];
   private flushing: Promise<void> | undefined;
+  /** The timer that ends a gathering of lines nobody waits for. */
+  private gathering: NodeJS.Timeout | undefined;
   /** A write that nobody waited for failed. */
   private failure: unknown;
   /** Where the next line queued will be in the file, and how much of the file is written. */
@@ -214,11 +224,13 @@ export class LedgerAppender {
   appendLine(line: string, options: { wait?: boolean } = {}): { position: LinePosition; done: Promise<void> } {
     const position = { offset: this.queuedEnd, length: Buffer.byteLength(line) };
     this.queuedEnd += position.length;
+    const waited = options.wait !== false;
     const written = new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, resolve, reject });
-      this.flushing ??= this.flush();
+      this.queue.push({ line, waited, resolve, reject });
+      if (waited || this.kind.gatherMs === undefined) this.flushNow();
+      else this.gather();
     });
-    if (options.wait !== false) return { position, done: written };
+    if (waited) return { position, done: written };
     written.catch((error: unknown) => {
       this.failure ??= error;
     });
@@ -227,23 +239,46 @@ export class LedgerAppender {
 
   /** Resolves once the file holds everything up to `end` (a line queued with `wait: false` may not be written yet). */
   async writtenTo(end: number): Promise<void> {
-    while (this.writtenEnd < end && this.flushing !== undefined) await this.flushing;
+    while (this.writtenEnd < end) {
+      this.flushNow();
+      if (this.flushing === undefined) break;
+      await this.flushing;
+    }
     if (this.writtenEnd < end) throw this.failure ?? new Error(`the ${this.kind.label} ledger ${this.path} was not written`);
   }
 
   async close(): Promise<void> {
-    await this.flushing;
+    while (this.flushing !== undefined || this.queue.length > 0) {
+      this.flushNow();
+      await this.flushing;
+    }
     await this.handle?.close();
     this.handle = undefined;
     if (this.failure !== undefined) throw this.failure;
   }
 
+  /** Starts writing what is queued, now (a gathering included), unless a flush is running: it takes the queue next. */
+  private flushNow(): void {
+    clearTimeout(this.gathering);
+    this.gathering = undefined;
+    if (this.flushing === undefined && this.queue.length > 0) this.flushing = this.flush();
+  }
+
+  /** Lets lines nobody waits for gather, unless a flush is running or a gathering is already under way. */
+  private gather(): void {
+    if (this.flushing === undefined && this.gathering === undefined) this.gathering = setTimeout(() => this.flushNow(), this.kind.gatherMs);
+  }
+
   /**
-   * Writes batches until the queue is empty, and says so in the same tick as it sees it empty: a
-   * `.finally` a microtask later left a gap in which a line queued by a concurrent caller found a
-   * flush still marked running, and waited for ever.
+   * Writes batches until the queue is empty (or, for a kind that gathers, holds no waited line:
+   * the rest gathers), and says so in the same tick as it stops: a `.finally` a microtask later
+   * left a gap in which a line queued by a concurrent caller found a flush still marked running,
+   * and waited for ever.
    */
   private async flush(): Promise<void> {
+    // Nothing before `flushNow` has recorded this flush as running, or a flush that ended at once
+    // (a closed file) would be recorded as running for ever; lines queued in this tick join the batch.
+    await undefined;
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0);
       try {
@@ -256,8 +291,10 @@ export class LedgerAppender {
       } catch (error) {
         for (const item of batch) item.reject(error);
       }
+      if (this.kind.gatherMs !== undefined && !this.queue.some((item) => item.waited)) break;
     }
     this.flushing = undefined;
+    if (this.queue.length > 0) this.gather();
   }
 }
 

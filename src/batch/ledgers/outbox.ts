@@ -26,6 +26,8 @@ export const OUTBOX: LedgerKind = {
   // Values that repeat: event names, hook ids, the time of the pass that saw or queued a change
   // (an attempt's time is its own: one copy of each would be kept for the life of the process).
   sharedValues: { event: ['event', 'hooks', 'seen_at', 'at'], attempt: ['hook', 'result'] },
+  // Attempt outcomes (appended without waiting) come as fast as receivers answer: written in groups.
+  gatherMs: 25,
 };
 
 /** `<data dir>/outbox/<profile>-<digest of the base URL>.ndjson`. */
@@ -297,10 +299,11 @@ export class Outbox extends OutboxView {
   }
 
   /**
-   * Records an attempt's outcome without waiting for the disk (it goes out with the next group
-   * commit, in order; `close` reports a failed write): losing it to a crash only sends that
-   * delivery again under its same id, which at least once allows, and waiting for an fdatasync per
-   * answer would cap delivery at the disk's sync rate.
+   * Records an attempt's outcome without waiting for the disk (outcomes gather for up to the
+   * kind's `gatherMs`, then go out in one group commit, in order, or sooner with a line someone
+   * waits for; `close` writes the rest and reports a failed write): losing it to a crash only sends
+   * that delivery again under its same id, which at least once allows, and waiting for an
+   * fdatasync per answer would cap delivery at the disk's sync rate.
    */
   recordAttempt(entry: Omit<AttemptEntry, 'type'>): Promise<void> {
     return this.append({ type: 'attempt', ...entry }, { wait: false });
