@@ -311,6 +311,6 @@ export async function preloadModules(): Promise<void> {
     import('./api/client'),
     import('./output/statusLine'),
     import('./output/table'),
-    import('./api/http').then(({ loadUndici }) => loadUndici()),
+    import('./api/undici').then(({ loadEnvHttpProxyAgent }) => loadEnvHttpProxyAgent()),
   ]);
 }

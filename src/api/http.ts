@@ -8,6 +8,7 @@ import { sanitizeLine } from '../output/sanitize';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';
 import { formatDuration } from '../lib/duration';
 import { rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind, type RetryHistory } from './retry';
+import { loadEnvHttpProxyAgent } from './undici';
 import { VERSION } from './version';
 import { formatBytes } from '../output/progress';
 import { ENVIRONMENT_VARIABLES } from '../config/settings';
@@ -72,25 +73,6 @@ class AttemptFailure extends Error {
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-let undiciLoaded: Promise<typeof import('undici/lib/dispatcher/env-http-proxy-agent.js').default> | undefined;
-
-/**
- * undici's proxy-aware agent, loaded once: the modules taxprep uses, not undici's index, which
- * loads fetch, WebSocket, caches and mocks too (about as much start-up time again as `node -e 0`,
- * bench/startup.bench.js). Like the index, it puts the request API on every dispatcher (proxy
- * agents call `connect`).
- */
-export function loadUndici() {
-  return (undiciLoaded ??= Promise.all([
-    import('undici/lib/dispatcher/env-http-proxy-agent.js'),
-    import('undici/lib/dispatcher/dispatcher.js'),
-    import('undici/lib/api/index.js'),
-  ]).then(([{ default: EnvHttpProxyAgent }, { default: DispatcherClass }, { default: requestApi }]) => {
-    Object.assign(DispatcherClass.prototype, requestApi);
-    return EnvHttpProxyAgent;
-  }));
-}
-
 /**
  * The one place that talks HTTP: undici behind a proxy-aware agent (HTTP_PROXY, HTTPS_PROXY,
  * NO_PROXY, read from the context's environment), keep-alive, per-attempt timeouts, retries with
@@ -104,16 +86,18 @@ export function createTransport(options: TransportOptions) {
   let loaded: Promise<Dispatcher> | undefined;
 
   const load = () =>
-    (loaded ??= loadUndici().then((EnvHttpProxyAgent) => {
+    (loaded ??= (async () => {
+      const EnvHttpProxyAgent = await loadEnvHttpProxyAgent();
       const env = options.env;
-      return new EnvHttpProxyAgent({
+      const dispatcher = new EnvHttpProxyAgent({
         // Given explicitly (empty for none) so that undici does not read process.env behind our back.
         httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
         httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? '',
         noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
         connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs) },
       });
-    }));
+      return dispatcher;
+    })());
 
   const trace = (line: string) => {
     if (options.verbose) options.log(redact(line));

@@ -1,9 +1,15 @@
-// Types for the undici modules that src/api/http.ts imports directly instead of undici's index
+// Types for the undici modules that src/api/undici.ts imports directly instead of undici's index
 // (see the comment there); their values are what the index re-exports under these names.
 declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
   import type { EnvHttpProxyAgent } from 'undici';
   const EnvHttpProxyAgentClass: typeof EnvHttpProxyAgent;
   export default EnvHttpProxyAgentClass;
+}
+
+declare module 'undici/lib/dispatcher/agent.js' {
+  import type { Agent } from 'undici';
+  const AgentClass: typeof Agent;
+  export default AgentClass;
 }
 
 declare module 'undici/lib/dispatcher/dispatcher.js' {

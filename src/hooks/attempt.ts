@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { rateLimitWaitMs } from '../api/retry';
 import { formatDuration } from '../lib/duration';
@@ -39,16 +40,23 @@ async function post(hook: Hook, url: string, event: EventEntry, body: string, se
   };
   // A timer of our own, not AbortSignal.timeout: that one is unref'd, as are undici's, and a
   // process waiting only on an unanswered request would end (exit 13) instead of timing it out.
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new DOMException('timeout', 'TimeoutError')), hook.timeout_ms);
+  // It aborts through an EventEmitter, which undici takes as a signal too: an AbortController
+  // (an EventTarget, its listener map and options) allocated more per attempt than the rest of it.
+  const timeout = new EventEmitter();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    timeout.emit('abort');
+  }, hook.timeout_ms);
   try {
+    const target = new URL(url);
     const response = await (await dispatcher()).request({
-      origin: new URL(url).origin,
-      path: `${new URL(url).pathname}${new URL(url).search}`,
+      origin: target.origin,
+      path: `${target.pathname}${target.search}`,
       method: 'POST',
       headers,
       body,
-      signal: timeout.signal,
+      signal: timeout,
       headersTimeout: hook.timeout_ms,
       bodyTimeout: hook.timeout_ms,
     });
@@ -64,7 +72,7 @@ async function post(hook: Hook, url: string, event: EventEntry, body: string, se
     return { kind: 'retry', detail: `HTTP ${status}` };
   } catch (error) {
     const name = (error as Error).name;
-    if (timeout.signal.aborted || name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) return { kind: 'retry', detail: `no answer within ${formatDuration(hook.timeout_ms)}` };
+    if (timedOut || name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) return { kind: 'retry', detail: `no answer within ${formatDuration(hook.timeout_ms)}` };
     const code = (error as NodeJS.ErrnoException).code;
     return { kind: 'retry', detail: code === undefined ? (error as Error).message : `connection failed (${code})` };
   } finally {

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { loadAgent } from '../api/undici';
 import type { Delivery, Outbox } from '../batch/ledgers/outbox';
 import { WindowLimiter } from '../batch/pacer';
 import { crashPoint } from '../lib/crashPoints';
@@ -48,7 +49,7 @@ export class Deliverer {
 
   /** One keep-alive pool for every receiver, loaded only when an HTTP hook is sent to. */
   private dispatcher = (): Promise<Dispatcher> => {
-    this.agent ??= import('undici').then(({ Agent }) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency }));
+    this.agent ??= loadAgent().then((Agent) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency }));
     return this.agent;
   };
 
@@ -75,7 +76,8 @@ export class Deliverer {
           if (!hook.enabled || (!this.healthy.has(hook.id) && (this.inFlight.get(hook.id) ?? 0) > 0)) continue;
           this.inFlight.set(hook.id, (this.inFlight.get(hook.id) ?? 0) + 1);
           try {
-            await this.pace(hook, signal);
+            // Not a call to pace for a hook without --rate: an await per delivery for nothing.
+            if (hook.rate !== null) await this.pace(hook.rate, hook.id, signal);
             await this.send(delivery, hook, result);
           } finally {
             this.inFlight.set(hook.id, this.inFlight.get(hook.id)! - 1);
@@ -106,10 +108,9 @@ export class Deliverer {
     return { due, nextDueMs };
   }
 
-  private async pace(hook: Hook, signal: AbortSignal): Promise<void> {
-    if (hook.rate === null) return;
-    let limiter = this.limiters.get(hook.id);
-    if (limiter === undefined) this.limiters.set(hook.id, (limiter = new WindowLimiter(hook.rate.requests, hook.rate.window_ms)));
+  private async pace(rate: NonNullable<Hook['rate']>, hookId: string, signal: AbortSignal): Promise<void> {
+    let limiter = this.limiters.get(hookId);
+    if (limiter === undefined) this.limiters.set(hookId, (limiter = new WindowLimiter(rate.requests, rate.window_ms)));
     const now = () => this.options.clock.now().getTime();
     for (let wait = limiter.waitMs(now()); wait > 0; wait = limiter.waitMs(now())) await this.options.clock.sleep(wait, signal);
     limiter.take(now());

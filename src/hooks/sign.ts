@@ -18,8 +18,13 @@ export function isSecret(text: string): boolean {
   return text.startsWith(SECRET_PREFIX) && Buffer.from(text.slice(SECRET_PREFIX.length), 'base64').length >= 24;
 }
 
+/** Each secret's decoded bytes: a run signs every delivery with the same one or two. */
+const keys = new Map<string, Buffer>();
+
 function keyOf(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  let key = keys.get(secret);
+  if (key === undefined) keys.set(secret, (key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64')));
+  return key;
 }
 
 export function signatureOf(secret: string, id: string, timestamp: number, body: string): string {

@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { Outbox, type EventLine } from '../../src/batch/ledgers/outbox';
+import { describe, expect, it, vi } from 'vitest';
+import { LedgerAppender } from '../../src/batch/ledger';
+import { OUTBOX, Outbox, type EventLine } from '../../src/batch/ledgers/outbox';
 
 // The outbox keeps each event's body in its file, not in memory (LedgerKind.keptOnDisk): these
 // prove the body read back is the one queued, after the file was compacted and after a restart.
@@ -78,5 +80,75 @@ describe('webhook outbox bodies', () => {
     await outbox.queue([event('msg_only', { name: 'Eve' }, new Date())]);
     expect(outbox.get('msg_only:hk_a')!.event).not.toHaveProperty('body');
     await outbox.close();
+  });
+});
+
+describe('webhook outbox outcomes', () => {
+  // Attempt outcomes are recorded without waiting (a lost one only sends that delivery again, under
+  // its same id) and gather before they are written: one fdatasync for a group of answers.
+  const attempt = (id: string, number: number) => ({ id, hook: 'hk_a', attempt: number, result: 'retry' as const, detail: 'HTTP 500', next_at: new Date(Date.now() + DAY_MS).toISOString(), at: new Date().toISOString() });
+  const written = (path: string) => lines(path).map((line) => (line.type === 'attempt' ? `${line.id}#${line.attempt}` : `${line.type} ${line.id}`));
+
+  it('are written in order, in one group, with the next line a caller waits for', async () => {
+    const path = outboxPath();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([event('msg_one', { name: 'Eve' }, new Date())]);
+    for (let number = 1; number <= 5; number += 1) void outbox.recordAttempt(attempt('msg_one', number));
+    expect(written(path)).toEqual(['event msg_one']);
+    await outbox.queue([event('msg_two', { name: 'Bob' }, new Date())]);
+    expect(written(path)).toEqual(['event msg_one', 'msg_one#1', 'msg_one#2', 'msg_one#3', 'msg_one#4', 'msg_one#5', 'event msg_two']);
+    await outbox.close();
+  });
+
+  it('gather across answers that come one by one: one fdatasync for all of them and the waited line', async () => {
+    const path = outboxPath();
+    // A gathering that never ends on its own within the test, so that only the waited line ends it.
+    const appender = (await LedgerAppender.open(path, { ...OUTBOX, gatherMs: 60_000 }, { lines: 0, completeLength: 0 }, { count: 0, lines: async function* () {} })).appender;
+    const probe = await open(path, 'r');
+    const datasync = vi.spyOn(Object.getPrototypeOf(probe) as { datasync: () => Promise<void> }, 'datasync');
+    await probe.close();
+    try {
+      for (let number = 1; number <= 5; number += 1) {
+        void appender.append({ type: 'attempt', ...attempt('msg_one', number) }, { wait: false });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(datasync).not.toHaveBeenCalled();
+      await appender.append({ type: 'redeliver', id: 'msg_one', hook: 'hk_a', at: new Date().toISOString() });
+      expect(datasync).toHaveBeenCalledTimes(1);
+      expect(lines(path).map((line) => line.attempt ?? line.type)).toEqual([1, 2, 3, 4, 5, 'redeliver']);
+      void appender.append({ type: 'attempt', ...attempt('msg_one', 6) }, { wait: false });
+      await appender.close();
+      expect(datasync).toHaveBeenCalledTimes(2);
+      expect(lines(path).map((line) => line.attempt ?? line.type)).toEqual([1, 2, 3, 4, 5, 'redeliver', 6]);
+    } finally {
+      datasync.mockRestore();
+    }
+  });
+
+  it('are all on disk once the outbox is closed, and on their own soon after, without a close', async () => {
+    const path = outboxPath();
+    let outbox = await Outbox.open(path);
+    await outbox.queue([event('msg_one', { name: 'Eve' }, new Date())]);
+    void outbox.recordAttempt(attempt('msg_one', 1));
+    void outbox.recordAttempt(attempt('msg_one', 2));
+    await outbox.close();
+    expect(written(path)).toEqual(['event msg_one', 'msg_one#1', 'msg_one#2']);
+
+    outbox = await Outbox.open(path);
+    void outbox.recordAttempt(attempt('msg_one', 3));
+    for (let waited = 0; written(path).length < 4 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(written(path)).toEqual(['event msg_one', 'msg_one#1', 'msg_one#2', 'msg_one#3']);
+    await outbox.close();
+  });
+
+  it('are read back by a delivery that needs a body queued after them', async () => {
+    const path = outboxPath();
+    const outbox = await Outbox.open(path);
+    const queued = event('msg_one', { name: 'Eve' }, new Date());
+    await outbox.queue([queued]);
+    void outbox.recordAttempt(attempt('msg_one', 1));
+    expect(await outbox.bodyOf(outbox.get('msg_one:hk_a')!.event)).toBe(queued.body);
+    await outbox.close();
+    expect(written(path)).toEqual(['event msg_one', 'msg_one#1']);
   });
 });

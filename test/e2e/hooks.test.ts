@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
@@ -277,3 +278,44 @@ async function until(condition: () => boolean, what: string, limitMs = 15_000): 
   }
 }
 
+
+describe('hooks deliver', () => {
+  it('keeps a hook\'s --rate: 5 due deliveries at 2/s reach it at most 2 in any second, each verified', async () => {
+    const target = await receiver(() => ({ status: 204 }));
+    const arrivals: number[] = [];
+    const counted = receiverArrivals(target, arrivals);
+    const hook = await addHook([target.url, '--rate', '2/s']);
+    target.secrets.push(hook.secret);
+    // Five changes a watch queued and committed, due now: the outbox as watch leaves it.
+    const seenAt = new Date().toISOString();
+    const outbox = join(home, '.local', 'share', 'taxprep', 'outbox');
+    mkdirSync(outbox, { recursive: true });
+    const digest = createHash('sha256').update(mock.baseUrl).digest('hex').slice(0, 12);
+    const lines = [5001, 5002, 5003, 5004, 5005].map((project, index) => {
+      const data = { event: 'project.progress', account_id: 1001, project_id: project, old: 20, new: 45, seen_at: seenAt };
+      return JSON.stringify({ type: 'event', id: `msg_rate${index}`, event: 'project.progress', hooks: [hook.id], body: JSON.stringify({ type: 'project.progress', timestamp: seenAt, data }), seen_at: seenAt, at: seenAt });
+    });
+    writeFileSync(join(outbox, `no-profile-${digest}.ndjson`), `${lines.join('\n')}\n`);
+
+    const delivered = await taxprep(['hooks', 'deliver', '--json']);
+    expect(delivered.exitCode, delivered.stderr).toBe(0);
+    expect(JSON.parse(delivered.stdout)).toEqual({ delivered: 5, retried: 0, failed: 0, next_due_at: null });
+    counted();
+    expect(target.received.map((request) => request.id)).toEqual(['msg_rate0', 'msg_rate1', 'msg_rate2', 'msg_rate3', 'msg_rate4']);
+    expect(target.received.every((request) => request.verified)).toBe(true);
+    // At 2/s the fifth is sent two seconds after the first; unpaced, all five come within a few
+    // milliseconds. The bounds leave room for the receiver's own delays (arrivals, not sends, are timed).
+    expect(arrivals[4]! - arrivals[0]!).toBeGreaterThanOrEqual(1500);
+    for (let index = 2; index < arrivals.length; index += 1) expect(arrivals[index]! - arrivals[index - 2]!).toBeGreaterThanOrEqual(500);
+  });
+});
+
+/** Records when each request reached `target` (ms), from now on; the returned function checks that every request was timed. */
+function receiverArrivals(target: { received: Received[] }, arrivals: number[]): () => void {
+  const push = target.received.push.bind(target.received);
+  target.received.push = (...requests: Received[]) => {
+    for (const _request of requests) arrivals.push(performance.now());
+    return push(...requests);
+  };
+  return () => expect(arrivals).toHaveLength(target.received.length);
+}

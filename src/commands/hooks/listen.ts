@@ -5,6 +5,7 @@ import { sentenceOf } from '../../hooks/events';
 import { isSecret, verificationProblem } from '../../hooks/sign';
 import { createOutput } from '../../output';
 import { sanitizeLine } from '../../output/sanitize';
+import { untilStopSignal } from '../../lib/stopSignal';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
 
@@ -41,14 +42,40 @@ async function secretsOf(ctx: Context, file: string | undefined): Promise<string
   return secrets;
 }
 
+/** How a request is answered: 204 and its body when it verifies, else the status and why. */
+type Verdict = { status: 204; body: unknown } | { status: 400 | 401 | 413; why: string };
+
+/** Checks one request as a Standard Webhooks receiver does: the signature against each live secret, then a JSON body. */
+function verdictOf(secrets: string[], headers: Record<string, string | undefined>, text: string, size: number, nowSeconds: number): Verdict {
+  if (size > MAX_BODY_BYTES) return { status: 413, why: 'the body is larger than 1 MiB' };
+  const problems = secrets.map((secret) => verificationProblem(secret, headers, text, nowSeconds));
+  if (problems.every((problem) => problem !== undefined)) return { status: 401, why: problems[0]! };
+  try {
+    return { status: 204, body: JSON.parse(text) as unknown };
+  } catch {
+    return { status: 400, why: 'the body is not JSON (a Standard Webhooks body is a JSON document)' };
+  }
+}
+
+/** A verified request as a line: its id, its event type and a sentence, or the body as it came when it holds no change (a `--format text` body). */
+function lineOf(id: string, body: unknown, text: string): string {
+  const event = typeof body === 'object' && body !== null ? (body as { type?: unknown; data?: unknown }) : {};
+  const type = typeof event.type === 'string' ? event.type : '(no type)';
+  const said = typeof event.data === 'object' && event.data !== null ? sentenceOf(type, event.data as Record<string, unknown>) : text;
+  return `verified ${sanitizeLine(id)} ${sanitizeLine(type)}: ${sanitizeLine(said)}\n`;
+}
+
 /**
- * `taxprep hooks listen`: a receiver on 127.0.0.1 for trying hooks (and for the demo). It verifies
- * each request as a Standard Webhooks receiver does, answers 204 (or 401 when the signature does
- * not verify), and prints each verified event: a line on a terminal, the body under --json.
+ * `taxprep hooks listen`: a receiver on 127.0.0.1 for trying hooks (and for the demo). It answers
+ * each request as a Standard Webhooks receiver does: 204 when it verifies, 401 when the signature,
+ * the timestamp or a header is wrong, 400 when the body is not JSON, 413 past 1 MiB (each refusal
+ * said on stderr); it prints each verified event, a line of text or, under --json, its id and body.
+ * Being stopped (Ctrl-C or SIGTERM) is how it ends: exit 0, with a count of what it answered.
  */
 export async function run(ctx: Context, options: ListenOptions): Promise<number> {
   const secrets = await secretsOf(ctx, options.secretFile);
   const out = createOutput(ctx);
+  const counts = { verified: 0, refused: 0 };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -57,29 +84,23 @@ export async function run(ctx: Context, options: ListenOptions): Promise<number>
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     request.on('end', () => {
-      void (async () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
-        const nowSeconds = Math.floor(Date.now() / 1000);
-        const problems = secrets.map((secret) => verificationProblem(secret, headers, body, nowSeconds));
-        if (size > MAX_BODY_BYTES || problems.every((problem) => problem !== undefined)) {
-          response.writeHead(401).end();
-          await out.note(`hooks listen: refused ${request.method} ${sanitizeLine(request.url ?? '')}: ${size > MAX_BODY_BYTES ? 'body too large' : problems[0]}`);
-          return;
-        }
-        response.writeHead(204).end();
-        let event: { type?: unknown; data?: Record<string, unknown> } = {};
-        try {
-          event = JSON.parse(body) as typeof event;
-        } catch {
-          // A --format text hook's body, or anything else: printed as it came.
-        }
-        const type = typeof event.type === 'string' ? event.type : '(no type)';
-        if (ctx.globals.json) await out.ndjson({ webhook_id: headers['webhook-id'], verified: true, body: event });
-        else ctx.io.stdout.write(`verified ${sanitizeLine(String(headers['webhook-id']))} ${sanitizeLine(type)}: ${sanitizeLine(event.data === undefined ? body : sentenceOf(type, event.data))}\n`);
-      })();
+      const text = Buffer.concat(chunks).toString('utf8');
+      const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+      const verdict = verdictOf(secrets, headers, text, size, Math.floor(Date.now() / 1000));
+      response.writeHead(verdict.status).end();
+      if (verdict.status !== 204) {
+        counts.refused += 1;
+        void out.note(`hooks listen: refused ${request.method} ${sanitizeLine(request.url ?? '')}: ${verdict.why}`);
+        return;
+      }
+      counts.verified += 1;
+      const id = headers['webhook-id']!;
+      if (ctx.globals.json) void out.ndjson({ webhook_id: id, verified: true, body: verdict.body }).catch(() => undefined);
+      else ctx.io.stdout.write(lineOf(id, verdict.body, text));
     });
   });
+  // Listening for signals before announcing the receiver: a script may stop it the moment it reads the line.
+  const stopRequested = untilStopSignal();
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(new UsageError(`hooks listen cannot listen on 127.0.0.1:${options.port} (${error.code ?? error.message})`, { details: { '--port': ['must be free'] } })),
@@ -89,9 +110,9 @@ export async function run(ctx: Context, options: ListenOptions): Promise<number>
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   await out.note(`hooks listen: receiving on http://127.0.0.1:${port}/ (Ctrl-C to stop)`);
-  const signal = ctx.interrupted();
-  await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  await stopRequested;
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  return EXIT.INTERRUPTED;
+  await out.note(`hooks listen: stopped; ${counts.verified} request${counts.verified === 1 ? '' : 's'} verified, ${counts.refused} refused.`);
+  return EXIT.OK;
 }

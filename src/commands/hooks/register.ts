@@ -123,7 +123,8 @@ export const hooks: CommandSpec = {
         { flag: '--secret-file <file>', help: 'the hook\'s secret(s), one a line (else TAXPREP_WEBHOOK_SECRET)', complete: 'files' },
       ],
       examples: ['taxprep hooks show hk_1a2b3c4d5e6f --secret > hook.secret && taxprep hooks listen --secret-file hook.secret'],
-      exitCodes: [['INTERRUPTED', 'stopped by Ctrl-C: how it ends when nothing went wrong']],
+      // Ctrl-C and SIGTERM end it with 0: being stopped is how a receiver ends.
+      exitCodes: [],
       load: () => import('./listen'),
     },
   ],

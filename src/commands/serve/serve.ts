@@ -9,6 +9,7 @@ import type { MockServer, PrintedApiKey } from '../../mock/server';
 import type { RecordedRequest, RequestLogEntry } from '../../mock/deps';
 import { sanitizeLine } from '../../output/sanitize';
 import { wrapText } from '../../output/wrap';
+import { untilStopSignal } from '../../lib/stopSignal';
 import type { RawInvocation } from '../types';
 import { serve } from './register';
 
@@ -298,17 +299,4 @@ function describeKey(key: PrintedApiKey, now: Date): string {
   const expired = Date.parse(key.expires_at) <= now.getTime();
   // To the minute, in UTC (`2025-01-01T00:00Z`): short enough for the line under the key.
   return `${scope}; ${expired ? 'expired' : 'expires'} ${key.expires_at.slice(0, 16)}Z`;
-}
-
-/** Resolves on the first SIGINT or SIGTERM; a second one then ends the process the default way. */
-function untilStopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
