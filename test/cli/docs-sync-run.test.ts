@@ -306,3 +306,47 @@ describe('docs sync stops an upload whose file changed after it was planned', ()
     expect(stored(A)).toEqual([[2025, 'w2.pdf', '']]);
   });
 });
+
+describe('docs sync, more of what it prints', () => {
+  it('with --json, an upload as the document the service answered; a second copy in the run as a skip without a document', async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2', [`${A}/2025/copy/w2.pdf`]: 'w2' });
+    const manifest = join(home, 'manifest.csv');
+    writeFileSync(manifest, `path,account_id,tax_year\n${A}/2025/w2.pdf,${A},2025\n${A}/2025/copy/w2.pdf,${A},2025\n`);
+    const json = await sync(['--manifest', manifest], { globals: ['--json'] });
+    expect(json.exitCode).toBe(0);
+    const document = mock.deps.store.state.documents.find((stored) => stored.account_id === A)!;
+    expect(ndjson(json.stdout)).toEqual([
+      { path: `${A}/2025/copy/w2.pdf`, account_id: A, tax_year: 2025, filename: 'w2.pdf', result: 'skipped', reason: 'same_file_in_run' },
+      { path: `${A}/2025/w2.pdf`, account_id: A, tax_year: 2025, filename: 'w2.pdf', result: 'uploaded', document: expect.objectContaining({ id: document.id, filename: 'w2.pdf', tax_year: 2025 }) },
+    ]);
+    await mock.deps.store.reset();
+    const piped = await sync(['--manifest', manifest, '--ledger', join(home, 'other-ledger.ndjson')]);
+    expect(piped.stdout.split('\n')[0]).toBe(`skipped\t${A}/2025/copy/w2.pdf\t${A}\t2025\tsame_file_in_run`);
+  });
+
+  it("a file of a type the service refused before is named by its path alone, before anything is sent", async () => {
+    put({ [`${A}/2025/notes.rtf`]: 'rtf' });
+    expect((await sync([])).exitCode).toBe(9);
+    put({ [`${A}/2025/more.rtf`]: 'rtf 2' });
+    const again = await sync([]);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr.split('\n').slice(0, 3)).toEqual([
+      `error: cannot sync 2 entries of ${dir}; nothing was sent:`,
+      expect.stringMatching(new RegExp(`^  ${A}/2025/more\\.rtf is of a type \\(\\.rtf, sent as application/octet-stream\\) the service does not take: `)),
+      expect.stringMatching(new RegExp(`^  ${A}/2025/notes\\.rtf is of a type `)),
+    ]);
+  });
+
+  it('an interrupted upload that landed, of a file changed since: recorded as what landed (its size), and the file is a conflict', async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2' });
+    const open = await DocumentsLedger.open(ledgerPath());
+    await open.recordIntent({ origin: new URL(mock.baseUrl).origin, account_id: A, tax_year: 2025, filename: 'w2.pdf' }, { sha256: createHash('sha256').update('w2').digest('hex'), size: 2, known_ids: [], profile: null, at: new Date() });
+    await open.close();
+    await runMain(['docs', 'upload', String(A), join(dir, `${A}/2025/w2.pdf`), '--tax-year', '2025'], { env: env(), home });
+    put({ [`${A}/2025/w2.pdf`]: 'w2, edited after the kill' });
+    const result = await sync([]);
+    expect(result.exitCode).toBe(9);
+    expect(result.stdout).toMatch(new RegExp(`^conflict\\t${A}/2025/w2.pdf\\t`));
+    expect(ledger().at(-1)).toMatchObject({ type: 'uploaded', filename: 'w2.pdf', document_id: idOf(A, 'w2.pdf'), size: 2, sha256: createHash('sha256').update('w2').digest('hex') });
+  });
+});
