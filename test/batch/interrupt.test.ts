@@ -68,6 +68,17 @@ describe('Ctrl-C in a batch', () => {
     expect(mock.deps.store.state.documents.filter((document) => document.account_id === A).map((document) => document.filename).sort()).toEqual(['doc-1.pdf', 'doc-2.pdf', 'doc-3.pdf', 'doc-4.pdf', 'doc-5.pdf']);
   });
 
+  it("docs sync: Ctrl-C while it reads the accounts' lists stops before any upload, and says so", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taxprep-interrupt-'));
+    mkdirSync(join(dir, String(A), '2025'), { recursive: true });
+    writeFileSync(join(dir, String(A), '2025', 'w2.pdf'), 'w2');
+    pressAt = { count: 1, method: 'GET', path: /\/documents\?/ };
+    const stopped = await runMain(['docs', 'sync', dir], { env: env(), home });
+    expect(stopped.exitCode).toBe(130);
+    expect(stopped.stderr).toBe("error: interrupted while reading the accounts' document lists; nothing was uploaded\n");
+    expect(mock.deps.store.state.documents.filter((document) => document.account_id === A)).toEqual([]);
+  });
+
   it('accounts import: every row in the results file, those not sent as NOT_SENT; the next run creates them once', async () => {
     const list = Array.from({ length: 4 }, (_, index) => `client.stop${index}@example.com`);
     const csv = join(home, 'clients.csv');
