@@ -337,6 +337,21 @@ describe('docs sync, more of what it prints', () => {
     ]);
   });
 
+  it("a manifest's file over a profile's upload_max_size is refused before anything is sent, by its line", async () => {
+    await runMain(['profiles', 'add', 'strict', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
+    const profiles = join(home, '.config', 'taxprep', 'profiles.json');
+    const stored = JSON.parse(readFileSync(profiles, 'utf8'));
+    stored.profiles.strict.upload_max_size = '1KB';
+    writeFileSync(profiles, JSON.stringify(stored));
+    put({ 'ada/big.pdf': Buffer.alloc(2048, 1) });
+    const manifest = join(home, 'manifest.csv');
+    writeFileSync(manifest, `path,account_id,tax_year\nada/big.pdf,${A},2025\n`);
+    const result = await runMain(['docs', 'sync', dir, '--manifest', manifest], { home, env: { NO_COLOR: '1' } });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain(`\n  line 2: ada/big.pdf is 2.0 KB, over the service's upload limit of 1.0 KB (set in profile "strict" (upload_max_size))\n`);
+    expect(mock.deps.requestLog.entries().filter((entry) => entry.method === 'POST')).toEqual([]);
+  });
+
   it('an interrupted upload that landed, of a file changed since: recorded as what landed (its size), and the file is a conflict', async () => {
     put({ [`${A}/2025/w2.pdf`]: 'w2' });
     const open = await DocumentsLedger.open(ledgerPath());
