@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, mkdtempSync, openSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, mkdtempSync, openSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -38,6 +38,18 @@ describe('login links sent to a file through stdout', () => {
       out.close();
     }
     expect([modeOf(held), modeOf(tight)]).toEqual([0o644, 0o400]);
+  });
+
+  // Only root can give a file to another user.
+  it.skipIf(process.getuid?.() !== 0)("leave an empty file of another user as it is", () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'taxprep-private-')), 'theirs.ndjson');
+    writeFileSync(path, '');
+    chmodSync(path, 0o644);
+    chownSync(path, 4321, 4321);
+    const out = redirectedTo(path);
+    keepOutputPrivate(out.stdout);
+    out.close();
+    expect(modeOf(path)).toBe(0o644);
   });
 
   it('leave a stream without a descriptor, and a descriptor that is not a file, alone', () => {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { execa, type Options, type ResultPromise } from 'execa';
 import { API_KEY_PREFIX, redactApiKey } from '../../src/contract/apiKeys';
 import { DEMO_API_KEYS } from '../../src/mock/seed';
+import type { Clock } from '../../src/types';
 
 const BIN = fileURLToPath(new URL('../../bin/taxprep.js', import.meta.url));
 
@@ -143,13 +144,13 @@ export const IN_PROCESS = 'TAXPREP_TEST_IN_PROCESS';
  */
 export const inProcess = process.env[IN_PROCESS] === '1';
 
-async function runInProcess(args: string[], env: Record<string, string>, input: string, tty: boolean): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+async function runInProcess(args: string[], env: Record<string, string>, input: string, tty: boolean, clock?: Clock): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const [{ main }, { CapturedStream }, { PassThrough }] = await Promise.all([import('../../src/cli'), import('./context'), import('node:stream')]);
   const stdout = new CapturedStream({ isTTY: tty });
   const stderr = new CapturedStream({ isTTY: tty });
   const stdin = Object.assign(new PassThrough(), { isTTY: false });
   stdin.end(input);
-  const exitCode = await main(args, { io: { stdout, stderr, stdin }, env });
+  const exitCode = await main(args, { io: { stdout, stderr, stdin }, env, ...(clock === undefined ? {} : { clock }) });
   return { exitCode, stdout: stdout.text(), stderr: stderr.text() };
 }
 
@@ -157,12 +158,13 @@ async function runInProcess(args: string[], env: Record<string, string>, input: 
  * Runs the sources' `main` in the test's own process, always (as runCli does under
  * TAXPREP_TEST_IN_PROCESS), its output scanned like runCli's: for a test of a command's output that
  * needs no build and should count in the mutation tests. `tty` dresses stdout and stderr as
- * terminals (kept apart, unlike runCli's); stdin is never one.
+ * terminals (kept apart, unlike runCli's); stdin is never one. `clock` replaces the command's clock
+ * (its waits, its times), as `main` allows.
  */
-export async function runMain(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
+export async function runMain(args: string[], options: RunCliOptions & { clock?: Clock } = {}): Promise<CliResult> {
   registerGiven(options);
   const env = cliEnv(options.home ?? makeHome(), options.env);
-  return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', options.tty === true));
+  return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', options.tty === true, options.clock));
 }
 
 export interface StartedCli {
