@@ -126,6 +126,11 @@ describe('the run flags every batch command shares', () => {
     );
   });
 
+  it('complete --ledger with file names in the shells', async () => {
+    const fish = await runMain(['completion', 'fish'], { env: env(), home: batch.home() });
+    expect(fish.stdout).toContain("complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l ledger -r -F -d 'ledger file (default: documents.ndjson in the user data directory)'\n");
+  });
+
   it('refuse a value out of range, naming the flag and its rule', async () => {
     const wait = await runMain(['docs', 'sync', batch.home(), '--lock-wait', '3601'], { env: env(), home: batch.home() });
     expect([wait.exitCode, wait.stderr.split('\n')[0]]).toEqual([2, 'error: --lock-wait must be a whole number of seconds from 0 to 3600']);
