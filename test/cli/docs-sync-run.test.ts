@@ -161,6 +161,16 @@ describe('docs sync --dry-run prints the plan', () => {
     expect(ndjson(json.stdout)[1]).toEqual({ path: 'notes', plan: { action: 'fail', reason: 'invalid_file' }, error: { code: 'INVALID_FILE', message: NOT_AN_ACCOUNT } });
   });
 
+  it('--offline: a changed file is a conflict with the document the ledger recorded under its name', async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2' });
+    expect((await sync([])).exitCode).toBe(0);
+    put({ [`${A}/2025/w2.pdf`]: 'w2, corrected' });
+    mock.deps.requestLog.clear();
+    const offline = await sync(['--dry-run', '--offline'], { globals: ['--json'] });
+    expect(ndjson(offline.stdout).map((line) => line.plan)).toEqual([{ action: 'conflict', reason: 'content_changed', document_id: idOf(A, 'w2.pdf') }]);
+    expect(mock.deps.requestLog.entries()).toEqual([]);
+  });
+
   it('--offline goes with --dry-run only', async () => {
     put({ [`${A}/2025/w2.pdf`]: 'w2' });
     const result = await sync(['--offline']);
