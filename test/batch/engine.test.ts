@@ -90,6 +90,23 @@ describe('Ctrl-C while a batch waits for the rate limit', () => {
   });
 });
 
+describe("the key's quota spent until a reset too far to wait for", () => {
+  it('ends the batch with exit 6, RATE_LIMIT_EXCEEDED, the limit and the reset time, and what to do', async () => {
+    batch.mock().deps.settings.rateLimits = [{ limit: 2, windowSeconds: 86_400 }];
+    const text = await runMain(['accounts', 'import', csvOf(emails(3, 'quota')), '--concurrency', '1'], { env: env(), home: batch.home() });
+    expect(text.exitCode).toBe(6);
+    expect(text.stderr).toMatch(/\nerror: the key's rate limit of 2 requests allows no more until \d{4}-\d\d-\d\dT[\d:.]+Z; the batch stopped\nRun the same command again after that time: what was already done is not sent again\.\n$/);
+    // The next run starts with a quota of its own.
+    await batch.mock().deps.store.reset();
+    batch.mock().deps.settings.rateLimits = [{ limit: 2, windowSeconds: 86_400 }];
+    const json = await runMain(['--json', 'accounts', 'import', csvOf(emails(3, 'second')), '--concurrency', '1'], { env: env(), home: batch.home() });
+    expect(json.exitCode).toBe(6);
+    const { error } = JSON.parse(json.stderr.trim().split('\n').at(-1)!);
+    expect(error).toEqual({ code: 'RATE_LIMIT_EXCEEDED', message: expect.stringMatching(/^the key's rate limit of 2 requests allows no more until /), details: { limit: 2, reset_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/) } });
+    expect(Date.parse(error.details.reset_at)).toBeGreaterThan(Date.now() + 3_600_000);
+  });
+});
+
 describe('a ledger another run holds', () => {
   it('is named with its holder (exit 10), the details in JSON, and what to do', async () => {
     const ledger = join(batch.home(), 'accounts.ndjson');

@@ -126,6 +126,31 @@ describe('knownAccounts', () => {
     expect((await knownAccounts({ env })).map((account) => account.account_id)).toEqual([1001, 1002, 1003, 1004]);
   });
 
+  it('names each command once per account, keeps the profile and time of the latest, and gives no email to an account the links alone know', async () => {
+    const env = dataHome();
+    const accounts = await AccountsLedger.open(defaultPathOf(ACCOUNTS, env));
+    await accounts.recordAccount('created', { ...who, email: 'jane@example.com', at: new Date('2026-11-23T09:00:00Z'), account_id: 1001, source: 'create' });
+    await accounts.close();
+    const links = await Ledger.open(defaultPathOf(LOGIN_LINKS, env));
+    const link = { user_email: 'jane@example.com', purpose: 'expired_link', expires_at: '2026-11-30T10:00:00Z', created_at: '2026-11-23T11:00:00Z' };
+    // Account 1005: a link for each of its two holders, the spouse's the later.
+    const times: Array<[number, string | null, string, string]> = [
+      [1001, null, 'day', '2026-11-24T02:00:00Z'],
+      [1005, 'sam@example.com', 'night', '2026-11-25T02:00:00Z'],
+      [1005, null, 'day', '2026-11-23T12:00:00Z'],
+    ];
+    for (const [accountId, userEmail, profile, time] of times) {
+      const target = { origin, account_id: accountId, user_email: userEmail };
+      const meta = { profile, at: new Date(time) };
+      await links.recordIssued(await links.recordIntent(target, meta), target, { ...link, user_email: userEmail ?? 'pat@example.com' }, meta);
+    }
+    await links.close();
+    expect(await knownAccounts({ env }, { origin })).toStrictEqual([
+      { origin, account_id: 1001, email: 'jane@example.com', sources: ['accounts create', 'login-link'], profile: 'day', at: '2026-11-24T02:00:00.000Z' },
+      { origin, account_id: 1005, sources: ['login-link'], profile: 'night', at: '2026-11-25T02:00:00.000Z' },
+    ]);
+  });
+
   it('is empty when no ledger exists yet', async () => {
     expect(await knownAccounts({ env: dataHome() })).toEqual([]);
   });
