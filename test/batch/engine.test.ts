@@ -8,9 +8,9 @@ import { runMain, withoutColor } from '../helpers/cli';
 import { FIRST_ACCOUNT_ID } from '../e2e/login-link.fixture';
 
 /**
- * The batch engine (src/batch/run.ts and its flags and lock) as a user meets it, in process
+ * The batch engine (src/batch/run.ts, its pacer and lock) as a user meets it, in process
  * against one mock: the count line on a terminal, the summary's list of failures, Ctrl-C while
- * the run waits for the key's rate limit, a ledger another run holds, and the shared run flags.
+ * the run waits for the key's rate limit, and a ledger another run holds.
  */
 
 const batch = batchMockPerFile({ accounts: 2 });
@@ -128,30 +128,5 @@ describe('a ledger another run holds', () => {
     expect(JSON.parse(unknown.stderr).error).toMatchObject({ message: `the accounts ledger ${ledger} is in use by another taxprep run; nothing was sent`, details: { ledger, lock_file: `${ledger}.lock` } });
     expect(Object.keys(JSON.parse(unknown.stderr).error.details)).toEqual(['ledger', 'lock_file']);
     expect(batch.mock().deps.store.state.accounts.filter((account) => account.email.startsWith('client.held'))).toEqual([]);
-  });
-});
-
-describe('the run flags every batch command shares', () => {
-  it('are explained in help with their ranges and defaults', async () => {
-    const help = await runMain(['docs', 'sync', '--help'], { env: env(), home: batch.home() });
-    expect(help.stdout).toContain(
-      '  --concurrency <n>      requests at a time in a batch, 1-16 (default 4)\n' +
-        '  --ledger <path>        ledger file (default: documents.ndjson in the user data\n' +
-        '                         directory)\n' +
-        '  --lock-wait <seconds>  how long to wait for another run holding the ledger,\n' +
-        '                         0-3600 (default 5)\n',
-    );
-  });
-
-  it('complete --ledger with file names in the shells', async () => {
-    const fish = await runMain(['completion', 'fish'], { env: env(), home: batch.home() });
-    expect(fish.stdout).toContain("complete -c taxprep -n '__taxprep_at taxprep/docs/sync' -l ledger -r -F -d 'ledger file (default: documents.ndjson in the user data directory)'\n");
-  });
-
-  it('refuse a value out of range, naming the flag and its rule', async () => {
-    const wait = await runMain(['docs', 'sync', batch.home(), '--lock-wait', '3601'], { env: env(), home: batch.home() });
-    expect([wait.exitCode, wait.stderr.split('\n')[0]]).toEqual([2, 'error: --lock-wait must be a whole number of seconds from 0 to 3600']);
-    const concurrency = await runMain(['docs', 'sync', batch.home(), '--concurrency', '17'], { env: env(), home: batch.home() });
-    expect([concurrency.exitCode, concurrency.stderr.split('\n')[0]]).toEqual([2, 'error: --concurrency must be an integer from 1 to 16']);
   });
 });
