@@ -20,6 +20,21 @@ function dataHome(): Record<string, string> {
 }
 
 describe('accounts ledger', () => {
+  it('settles only the intent a line names: refusing an older one leaves the newer open, whatever the case of the email', async () => {
+    const path = defaultPathOf(ACCOUNTS, dataHome());
+    const ledger = await AccountsLedger.open(path);
+    const older = await ledger.recordIntent({ ...who, email: 'Jane@Example.com', at });
+    const newer = await ledger.recordIntent({ ...who, email: 'jane@example.com', at });
+    await ledger.recordRefused(older, { ...who, email: 'jane@example.com', at, code: 'SERVICE_UNAVAILABLE' });
+    expect(ledger.uncertainIntent(origin, 'JANE@example.com')?.id).toBe(newer);
+    await ledger.recordAccount('created', { ...who, email: 'jane@example.com', at, account_id: 1001, source: 'import', intent: newer });
+    expect(ledger.uncertainIntent(origin, 'jane@example.com')).toBeUndefined();
+    expect(ledger.findAccount(origin, 'JANE@EXAMPLE.COM')?.account_id).toBe(1001);
+    await ledger.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.at(-1)).toMatchObject({ type: 'created', intent: newer, account_id: 1001 });
+  });
+
   it('settles intents by created, exists or refused; finds accounts by email whatever its case', async () => {
     const path = defaultPathOf(ACCOUNTS, dataHome());
     const ledger = await AccountsLedger.open(path);
