@@ -113,6 +113,46 @@ describe('accounts ledger', () => {
   });
 });
 
+describe('login-link ledger', () => {
+  const link = (email: string, expires: string) => ({ user_email: email, purpose: 'expired_link', expires_at: expires, created_at: '2026-11-23T11:00:00Z' });
+  const meta = { profile: 'acme', at };
+
+  it('lists every user\'s last link, expiring soonest first, links made with new accounts included', async () => {
+    const path = defaultPathOf(LOGIN_LINKS, dataHome());
+    const ledger = await Ledger.open(path);
+    for (const [accountId, expires] of [[1001, '2026-12-03T00:00:00Z'], [1002, '2026-12-01T00:00:00Z']] as const) {
+      const target = { origin, account_id: accountId, user_email: null };
+      await ledger.recordIssued(await ledger.recordIntent(target, meta), target, link(`c${accountId}@example.com`, expires), meta);
+    }
+    await ledger.recordCreationLinks([{ target: { origin, account_id: 1003, user_email: null }, link: link('c1003@example.com', '2026-12-02T00:00:00Z') }], meta);
+    expect(ledger.links().map((entry) => entry.account_id)).toEqual([1002, 1003, 1001]);
+    await ledger.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.at(-1)).toMatchObject({ type: 'issued', at_creation: true, account_id: 1003 });
+  });
+
+  it('settles only the intent a line names; finds the latest unfinished run of a batch and what it got', async () => {
+    const ledger = await Ledger.open(defaultPathOf(LOGIN_LINKS, dataHome()));
+    const target = { origin, account_id: 1001, user_email: null };
+    const older = await ledger.recordIntent(target, meta);
+    const newer = await ledger.recordIntent(target, meta);
+    await ledger.recordRefused(older, target, 'SERVICE_UNAVAILABLE', meta);
+    expect(ledger.uncertainIntent(target)?.id).toBe(newer);
+
+    const first = await ledger.startRun('digest', 2, at);
+    const second = await ledger.startRun('digest', 2, at);
+    await ledger.recordIssued(newer, target, link('c1001@example.com', '2026-12-03T00:00:00Z'), { ...meta, run: second });
+    const other = await ledger.startRun('other', 1, at);
+    await ledger.endRun(other, at);
+    const run = ledger.unfinishedRun('digest');
+    expect(run?.entry.run).toBe(second);
+    expect([run?.issuedFor(target), run?.issuedFor({ ...target, account_id: 1002 })]).toEqual([true, false]);
+    expect(ledger.unfinishedRun('other')).toBeUndefined();
+    expect(first).not.toBe(second);
+    await ledger.close();
+  });
+});
+
 describe('knownAccounts', () => {
   it('merges the accounts and login-link ledgers, naming where each account came from', async () => {
     const env = dataHome();
