@@ -20,6 +20,21 @@ function dataHome(): Record<string, string> {
 }
 
 describe('accounts ledger', () => {
+  it('settles only the intent a line names: refusing an older one leaves the newer open, whatever the case of the email', async () => {
+    const path = defaultPathOf(ACCOUNTS, dataHome());
+    const ledger = await AccountsLedger.open(path);
+    const older = await ledger.recordIntent({ ...who, email: 'Jane@Example.com', at });
+    const newer = await ledger.recordIntent({ ...who, email: 'jane@example.com', at });
+    await ledger.recordRefused(older, { ...who, email: 'jane@example.com', at, code: 'SERVICE_UNAVAILABLE' });
+    expect(ledger.uncertainIntent(origin, 'JANE@example.com')?.id).toBe(newer);
+    await ledger.recordAccount('created', { ...who, email: 'jane@example.com', at, account_id: 1001, source: 'import', intent: newer });
+    expect(ledger.uncertainIntent(origin, 'jane@example.com')).toBeUndefined();
+    expect(ledger.findAccount(origin, 'JANE@EXAMPLE.COM')?.account_id).toBe(1001);
+    await ledger.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.at(-1)).toMatchObject({ type: 'created', intent: newer, account_id: 1001 });
+  });
+
   it('settles intents by created, exists or refused; finds accounts by email whatever its case', async () => {
     const path = defaultPathOf(ACCOUNTS, dataHome());
     const ledger = await AccountsLedger.open(path);
@@ -98,6 +113,46 @@ describe('accounts ledger', () => {
   });
 });
 
+describe('login-link ledger', () => {
+  const link = (email: string, expires: string) => ({ user_email: email, purpose: 'expired_link', expires_at: expires, created_at: '2026-11-23T11:00:00Z' });
+  const meta = { profile: 'acme', at };
+
+  it('lists every user\'s last link, expiring soonest first, links made with new accounts included', async () => {
+    const path = defaultPathOf(LOGIN_LINKS, dataHome());
+    const ledger = await Ledger.open(path);
+    for (const [accountId, expires] of [[1001, '2026-12-03T00:00:00Z'], [1002, '2026-12-01T00:00:00Z']] as const) {
+      const target = { origin, account_id: accountId, user_email: null };
+      await ledger.recordIssued(await ledger.recordIntent(target, meta), target, link(`c${accountId}@example.com`, expires), meta);
+    }
+    await ledger.recordCreationLinks([{ target: { origin, account_id: 1003, user_email: null }, link: link('c1003@example.com', '2026-12-02T00:00:00Z') }], meta);
+    expect(ledger.links().map((entry) => entry.account_id)).toEqual([1002, 1003, 1001]);
+    await ledger.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.at(-1)).toMatchObject({ type: 'issued', at_creation: true, account_id: 1003 });
+  });
+
+  it('settles only the intent a line names; finds the latest unfinished run of a batch and what it got', async () => {
+    const ledger = await Ledger.open(defaultPathOf(LOGIN_LINKS, dataHome()));
+    const target = { origin, account_id: 1001, user_email: null };
+    const older = await ledger.recordIntent(target, meta);
+    const newer = await ledger.recordIntent(target, meta);
+    await ledger.recordRefused(older, target, 'SERVICE_UNAVAILABLE', meta);
+    expect(ledger.uncertainIntent(target)?.id).toBe(newer);
+
+    const first = await ledger.startRun('digest', 2, at);
+    const second = await ledger.startRun('digest', 2, at);
+    await ledger.recordIssued(newer, target, link('c1001@example.com', '2026-12-03T00:00:00Z'), { ...meta, run: second });
+    const other = await ledger.startRun('other', 1, at);
+    await ledger.endRun(other, at);
+    const run = ledger.unfinishedRun('digest');
+    expect(run?.entry.run).toBe(second);
+    expect([run?.issuedFor(target), run?.issuedFor({ ...target, account_id: 1002 })]).toEqual([true, false]);
+    expect(ledger.unfinishedRun('other')).toBeUndefined();
+    expect(first).not.toBe(second);
+    await ledger.close();
+  });
+});
+
 describe('knownAccounts', () => {
   it('merges the accounts and login-link ledgers, naming where each account came from', async () => {
     const env = dataHome();
@@ -124,6 +179,31 @@ describe('knownAccounts', () => {
     ]);
     expect(known[0]!.at).toBe('2026-11-23T11:00:00.000Z');
     expect((await knownAccounts({ env })).map((account) => account.account_id)).toEqual([1001, 1002, 1003, 1004]);
+  });
+
+  it('names each command once per account, keeps the profile and time of the latest, and gives no email to an account the links alone know', async () => {
+    const env = dataHome();
+    const accounts = await AccountsLedger.open(defaultPathOf(ACCOUNTS, env));
+    await accounts.recordAccount('created', { ...who, email: 'jane@example.com', at: new Date('2026-11-23T09:00:00Z'), account_id: 1001, source: 'create' });
+    await accounts.close();
+    const links = await Ledger.open(defaultPathOf(LOGIN_LINKS, env));
+    const link = { user_email: 'jane@example.com', purpose: 'expired_link', expires_at: '2026-11-30T10:00:00Z', created_at: '2026-11-23T11:00:00Z' };
+    // Account 1005: a link for each of its two holders, the spouse's the later.
+    const times: Array<[number, string | null, string, string]> = [
+      [1001, null, 'day', '2026-11-24T02:00:00Z'],
+      [1005, 'sam@example.com', 'night', '2026-11-25T02:00:00Z'],
+      [1005, null, 'day', '2026-11-23T12:00:00Z'],
+    ];
+    for (const [accountId, userEmail, profile, time] of times) {
+      const target = { origin, account_id: accountId, user_email: userEmail };
+      const meta = { profile, at: new Date(time) };
+      await links.recordIssued(await links.recordIntent(target, meta), target, { ...link, user_email: userEmail ?? 'pat@example.com' }, meta);
+    }
+    await links.close();
+    expect(await knownAccounts({ env }, { origin })).toStrictEqual([
+      { origin, account_id: 1001, email: 'jane@example.com', sources: ['accounts create', 'login-link'], profile: 'day', at: '2026-11-24T02:00:00.000Z' },
+      { origin, account_id: 1005, sources: ['login-link'], profile: 'night', at: '2026-11-25T02:00:00.000Z' },
+    ]);
   });
 
   it('is empty when no ledger exists yet', async () => {

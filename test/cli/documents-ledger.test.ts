@@ -15,6 +15,23 @@ function ledgerPath(): string {
 }
 
 describe('documents ledger', () => {
+  it('settles only the intent a line names: refusing an older one leaves the newer open; an upload names the intent it settles', async () => {
+    const path = ledgerPath();
+    const ledger = await DocumentsLedger.open(path);
+    const older = await ledger.recordIntent(w2, { sha256: 'A', size: 2, known_ids: [], ...meta });
+    const newer = await ledger.recordIntent(w2, { sha256: 'B', size: 3, known_ids: [], ...meta });
+    await ledger.recordRefused(older, w2, { code: 'SERVICE_UNAVAILABLE', ...meta });
+    expect(ledger.openIntent(w2)?.id).toBe(newer);
+    await ledger.recordUploaded(w2, { intent: newer, sha256: 'B', size: 3, document_id: '8107', ...meta });
+    expect(ledger.openIntent(w2)).toBeUndefined();
+    await ledger.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.at(-1)).toMatchObject({ type: 'uploaded', intent: newer, document_id: '8107' });
+    const view = await readDocumentsLedger(path);
+    expect(view.openIntent(w2)).toBeUndefined();
+    expect(view.uploads().map((entry) => [entry.filename, entry.document_id])).toEqual([['w2.pdf', '8107']]);
+  });
+
   it('knows uploads by content (any name) and by name; an intent stays open until settled', async () => {
     const path = ledgerPath();
     const ledger = await DocumentsLedger.open(path);

@@ -6,6 +6,7 @@ import { execa, type Options, type ResultPromise } from 'execa';
 import { API_KEY_PREFIX, redactApiKey } from '../../src/contract/apiKeys';
 import { DEMO_API_KEYS } from '../../src/mock/seed';
 import { expectDeclaredExit } from './exitCodes';
+import type { Clock } from '../../src/types';
 
 const BIN = fileURLToPath(new URL('../../bin/taxprep.cjs', import.meta.url));
 
@@ -120,7 +121,7 @@ function scanned(what: string, result: { exitCode?: number; signal?: string; std
 export async function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   registerGiven(options);
   const env = cliEnv(options.home ?? makeHome(), options.env);
-  if (process.env[IN_PROCESS] === '1' && !options.tty) return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? ''), { argv: args });
+  if (process.env[IN_PROCESS] === '1' && !options.tty) return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', false), { argv: args });
   const command = [...taxprepCommand(), ...args];
   const result = options.tty
     ? await execa('script', ['-qfec', command.map(shellQuote).join(' '), '/dev/null'], {
@@ -141,14 +142,35 @@ export async function runCli(args: string[], options: RunCliOptions = {}): Promi
  */
 export const IN_PROCESS = 'TAXPREP_TEST_IN_PROCESS';
 
-async function runInProcess(args: string[], env: Record<string, string>, input: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+/**
+ * True under the mutation tests' configuration. A test whose subject is a process it spawns and
+ * kills or interrupts (`it.skipIf(inProcess)`) is left out there: the build it spawns holds no
+ * mutant, each mutant it reaches would pay for its seconds of waiting, and the in-process tests of
+ * the same files settle those mutants (test/mutation/byHand.js replays the kill-only mutations).
+ */
+export const inProcess = process.env[IN_PROCESS] === '1';
+
+async function runInProcess(args: string[], env: Record<string, string>, input: string, tty: boolean, clock?: Clock): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const [{ main }, { CapturedStream }, { PassThrough }] = await Promise.all([import('../../src/cli'), import('./context'), import('node:stream')]);
-  const stdout = new CapturedStream({ isTTY: false });
-  const stderr = new CapturedStream({ isTTY: false });
+  const stdout = new CapturedStream({ isTTY: tty });
+  const stderr = new CapturedStream({ isTTY: tty });
   const stdin = Object.assign(new PassThrough(), { isTTY: false });
   stdin.end(input);
-  const exitCode = await main(args, { io: { stdout, stderr, stdin }, env });
+  const exitCode = await main(args, { io: { stdout, stderr, stdin }, env, ...(clock === undefined ? {} : { clock }) });
   return { exitCode, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/**
+ * Runs the sources' `main` in the test's own process, always (as runCli does under
+ * TAXPREP_TEST_IN_PROCESS), its output scanned like runCli's: for a test of a command's output that
+ * needs no build and should count in the mutation tests. `tty` dresses stdout and stderr as
+ * terminals (kept apart, unlike runCli's); stdin is never one. `clock` replaces the command's clock
+ * (its waits, its times), as `main` allows.
+ */
+export async function runMain(args: string[], options: RunCliOptions & { clock?: Clock } = {}): Promise<CliResult> {
+  registerGiven(options);
+  const env = cliEnv(options.home ?? makeHome(), options.env);
+  return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', options.tty === true, options.clock), { argv: args });
 }
 
 export interface StartedCli {
