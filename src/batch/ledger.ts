@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Clock, Context } from '../types';
 import { CliError, UsageError } from '../errors';
 import { appDirectory } from '../lib/paths';
-import { writeFileAtomically } from '../lib/files';
+import { linesInChunks, writeFileAtomically } from '../lib/files';
 import { acquireLedgerLock } from './lock';
 
 /**
@@ -130,24 +130,8 @@ function parseEntry<E>(line: string, lineNumber: number, path: string, kind: Led
 /** Compact when at least this many lines are superseded (and at least as many as are live). */
 const COMPACT_MIN_DROPPED = 100;
 
-/** Lines gathered into chunks of about 64 KiB for the disk, each chunk's size told to `count`. */
-async function* inChunks(lines: AsyncIterable<string>, count: (bytes: number) => void): AsyncIterable<Uint8Array> {
-  let pending: string[] = [];
-  let size = 0;
-  const chunk = () => {
-    const bytes = Buffer.from(pending.join(''));
-    count(bytes.length);
-    pending = [];
-    size = 0;
-    return bytes;
-  };
-  for await (const line of lines) {
-    pending.push(line);
-    size += line.length;
-    if (size >= 65_536) yield chunk();
-  }
-  if (pending.length > 0) yield chunk();
-}
+/** A compacted ledger goes to the disk in chunks of this size. */
+const COMPACTION_CHUNK_BYTES = 65_536;
 
 /**
  * The ledger file opened for appending, by the holder of its lock. Appends are group-committed:
@@ -197,7 +181,7 @@ export class LedgerAppender {
       length = 0;
       await writeFileAtomically(
         path,
-        inChunks(live.lines(), (bytes) => {
+        linesInChunks(live.lines(), COMPACTION_CHUNK_BYTES, (bytes) => {
           length += bytes;
         }),
         { durable: true },

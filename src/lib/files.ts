@@ -65,6 +65,29 @@ export async function appendToFile(file: FileHandle, data: Uint8Array, options: 
   if (options.durable) await file.datasync();
 }
 
+/**
+ * Lines gathered into chunks of about `chunkBytes` for the disk (a ledger's compaction, the mock's
+ * snapshot): one write per chunk rather than per line, and never one string of a whole file, which
+ * could pass V8's longest string. `count` is told each chunk's size in bytes.
+ */
+export async function* linesInChunks(lines: Iterable<string> | AsyncIterable<string>, chunkBytes: number, count?: (bytes: number) => void): AsyncIterable<Uint8Array> {
+  let pending: string[] = [];
+  let size = 0;
+  const chunk = () => {
+    const bytes = Buffer.from(pending.join(''), 'utf8');
+    count?.(bytes.length);
+    pending = [];
+    size = 0;
+    return bytes;
+  };
+  for await (const line of lines) {
+    pending.push(line);
+    size += line.length;
+    if (size >= chunkBytes) yield chunk();
+  }
+  if (pending.length > 0) yield chunk();
+}
+
 /** Makes a rename durable. Some platforms cannot open a directory for this; their renames are. */
 async function syncDirectory(directory: string): Promise<void> {
   let handle;

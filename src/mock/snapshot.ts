@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import * as z from 'zod';
-import { stageFileAtomically, type StagedFile } from '../lib/files';
+import { linesInChunks, stageFileAtomically, type StagedFile } from '../lib/files';
 import { LIST_NAMES, scalarsOf, type ListName, type StateRecord } from './changes';
 import type { IdKind, MockState } from './state';
 
@@ -21,6 +21,7 @@ export const SNAPSHOT_FILE = 'state.snapshot';
 const SNAPSHOT_FORMAT = 'taxprep-mock-snapshot';
 const SNAPSHOT_VERSION = 1;
 const RECORDS_PER_LINE = 1000;
+const SNAPSHOT_CHUNK_BYTES = 1 << 20;
 
 // A record, so that adding a kind of id to the state without adding it here fails to compile.
 export const ID_KINDS = Object.keys({
@@ -94,24 +95,9 @@ function rowsOf(records: readonly StateRecord[]): Array<[string[], unknown[][]]>
 
 /** Writes the snapshot's lines beside the current one, flushed; `commit` puts it in place. */
 export async function stageSnapshot(path: string, lines: readonly string[]): Promise<StagedFile> {
-  return stageFileAtomically(path, linesOf(lines), { durable: true });
+  return stageFileAtomically(path, linesInChunks(lines, SNAPSHOT_CHUNK_BYTES), { durable: true });
 }
 
-// Handed to the file a line at a time: one string of the whole snapshot could exceed V8's longest string.
-async function* linesOf(lines: readonly string[]): AsyncIterable<Uint8Array> {
-  let batch: string[] = [];
-  let size = 0;
-  for (const line of lines) {
-    batch.push(line);
-    size += line.length;
-    if (size >= 1 << 20) {
-      yield Buffer.from(batch.join(''), 'utf8');
-      batch = [];
-      size = 0;
-    }
-  }
-  if (batch.length > 0) yield Buffer.from(batch.join(''), 'utf8');
-}
 
 const PLAIN_FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const recordMakers = new Map<string, (row: readonly unknown[]) => StateRecord>();
