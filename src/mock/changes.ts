@@ -63,8 +63,8 @@ interface ListUndo {
 
 /** What one epoch changed, and what it takes to put it back. */
 interface Epoch {
+  /** The scalars as the epoch found them, as JSON: to tell whether they changed, and to put them back. */
   scalarsText: string;
-  scalars: Scalars;
   lists: Map<StateRecord[], ListUndo>;
   /** The state's list before the epoch replaced it (`state.outbox = []`). */
   replaced: Map<ListName, StateRecord[]>;
@@ -104,7 +104,6 @@ function noting<T extends object>(note: (target: T) => void): ProxyHandler<T> {
 }
 
 const isObject = (value: unknown): value is StateRecord => typeof value === 'object' && value !== null;
-const copyScalars = (scalars: Scalars): Scalars => JSON.parse(JSON.stringify(scalars)) as Scalars;
 
 /**
  * Puts `raw` behind proxies (its lists and records are the ones kept: no copy is made) and tracks
@@ -112,10 +111,7 @@ const copyScalars = (scalars: Scalars): Scalars => JSON.parse(JSON.stringify(sca
  */
 export function trackState(raw: MockState): TrackedState {
   const root = raw as unknown as Record<string, unknown>;
-  const newEpoch = (): Epoch => {
-    const scalars = copyScalars(scalarsOf(raw));
-    return { scalarsText: JSON.stringify(scalars), scalars, lists: new Map(), replaced: new Map(), records: new Map() };
-  };
+  const newEpoch = (): Epoch => ({ scalarsText: JSON.stringify(scalarsOf(raw)), lists: new Map(), replaced: new Map(), records: new Map() });
   let open = newEpoch();
   // Taken and not yet settled, oldest first: at most one while the commit queue writes one at a time.
   const unsettled: Epoch[] = [];
@@ -214,7 +210,7 @@ export function trackState(raw: MockState): TrackedState {
       if (copy) for (let index = 0; index < length; index += 1) array[index] = copy[index]!;
     }
     for (const [name, list] of epoch.replaced) root[name] = list;
-    const { nextIds, clockOffsetMs, signingSecret, simulation } = copyScalars(epoch.scalars);
+    const { nextIds, clockOffsetMs, signingSecret, simulation } = JSON.parse(epoch.scalarsText) as Scalars;
     Object.assign(root, { nextIds, clockOffsetMs, signingSecret });
     if (simulation === undefined) delete root.simulation;
     else root.simulation = simulation;
