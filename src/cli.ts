@@ -285,12 +285,12 @@ function describeCause(cause: unknown): string {
 
 /**
  * Initialises, without running anything, what every API command loads on first use: settings,
- * profiles, the HTTP client (with the contract's schemas) and undici. The single executable calls
- * it while its start-up snapshot is made (src/sea/main.ts), so that its runs start with them in
- * memory. The commands' own modules are left to load when run: every run deserialises every
- * object of the snapshot, and with all of them it was 1.2 MB larger, which cost `--help` 8 ms of
- * CPU and `accounts get` 6 ms more than loading its own module saves (`hooks listen` also loads
- * node:http, whose parsers V8 cannot keep in a snapshot). What these modules read of the
+ * profiles, the output layer, the HTTP client (with the contract's schemas) and undici. The
+ * single executable calls it while its start-up snapshot is made (src/sea/main.ts), so that its
+ * runs start with them in memory. The commands' own modules are left to load when run: every run
+ * deserialises every object of the snapshot, and with all of them it was 1.2 MB larger, which
+ * cost `--help` 8 ms of CPU and `accounts get` 6 ms more than loading its own module saves
+ * (`hooks listen` also loads node:http, whose parsers V8 cannot keep in a snapshot). What these modules read of the
  * machine as they load, the snapshot keeps from the build: src/sea/main.ts refuses reads of the
  * environment.
  */
@@ -302,6 +302,7 @@ export async function preloadModules(): Promise<void> {
     import('./api/client'),
     import('./output/statusLine'),
     import('./output/table'),
+    import('./output'),
     import('./api/undici').then(({ loadEnvHttpProxyAgent }) => loadEnvHttpProxyAgent()),
   ]);
 }
