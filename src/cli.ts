@@ -283,34 +283,26 @@ function describeCause(cause: unknown): string {
   return `${cause.name}${typeof code === 'string' ? ` ${code}` : ''}: ${cause.message}`;
 }
 
-/** Every command of the tree with the words that lead to it, hidden ones included. */
-function everyCommand(spec: CommandSpec, path = ''): Array<{ path: string; spec: CommandSpec }> {
-  return [{ path, spec }, ...(spec.subcommands ?? []).flatMap((sub) => everyCommand(sub, `${path} ${sub.name}`.trim()))];
-}
-
 /**
- * Commands whose modules are left out of `preloadModules`: `hooks listen` loads node:http, whose
- * HTTP parsers V8 cannot keep in a snapshot (the build fails on them).
- */
-const NOT_PRELOADED = new Set(['hooks listen']);
-
-/**
- * Initialises, without running anything, the modules a command loads on first use: every
- * command's module (but NOT_PRELOADED) and what a context loads for it (settings, profiles, the
- * HTTP client and undici). The single executable calls it while its start-up snapshot is made
- * (src/sea/main.ts), so that its runs start with them in memory. What these modules read of the
+ * Initialises, without running anything, what every API command loads on first use: settings,
+ * profiles, the output layer, the HTTP client (with the contract's schemas) and undici. The
+ * single executable calls it while its start-up snapshot is made (src/sea/main.ts), so that its
+ * runs start with them in memory. The commands' own modules are left to load when run: every run
+ * deserialises every object of the snapshot, and with all of them it was 1.2 MB larger, which
+ * cost `--help` 8 ms of CPU and `accounts get` 6 ms more than loading its own module saves
+ * (`hooks listen` also loads node:http, whose parsers V8 cannot keep in a snapshot). What these modules read of the
  * machine as they load, the snapshot keeps from the build: src/sea/main.ts refuses reads of the
  * environment.
  */
 export async function preloadModules(): Promise<void> {
   await Promise.all([
-    ...everyCommand(programSpec).map(({ path, spec }) => (NOT_PRELOADED.has(path) ? undefined : spec.load?.())),
     import('./config/store'),
     import('./config/settings'),
     import('./config/learned'),
     import('./api/client'),
     import('./output/statusLine'),
     import('./output/table'),
+    import('./output'),
     import('./api/undici').then(({ loadEnvHttpProxyAgent }) => loadEnvHttpProxyAgent()),
   ]);
 }

@@ -9,7 +9,7 @@ import { runCommonJs, runLoaded, setRunFlags, type CliModule } from '../launch';
 /**
  * The single executable's main script (built by bin/release.js), run once, when the executable is
  * built, to make its V8 start-up snapshot: it runs the CLI's bundle (dist/cli.cjs, inlined here)
- * and initialises the modules its commands load on first use (`preloadModules`), and the
+ * and initialises the modules every API command loads on first use (`preloadModules`), and the
  * snapshot keeps that heap, compiled code included. A run of the executable starts from the
  * snapshot and only calls the CLI's `main`. The modules the bundle loads apart (the mock, conf,
  * form-data, jq-wasm, each bundled with its own dependencies) are assets of the executable, named
@@ -95,9 +95,9 @@ startupSnapshot.setDeserializeMainFunction(() => {
   setRunFlags(argv);
   void runLoaded(cli, argv);
 });
-// The snapshot is made once the event loop is empty, so with every module loaded and help run; a
+// The snapshot is made once the event loop is empty, so with those modules loaded and help run; a
 // module that failed to load or read the environment fails the build (bin/release.js), as does
-// anything V8 cannot keep in a snapshot (node:http's parsers: see NOT_PRELOADED in src/cli.ts).
+// anything V8 cannot keep in a snapshot (node:http's parsers).
 withoutEnvironment(() => cli.preloadModules())
   .then(warmUp)
   .catch((error: unknown) => {

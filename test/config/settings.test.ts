@@ -135,6 +135,9 @@ describe('keyRedactor: the key in a text from the service', () => {
   const redact = keyRedactor('live_a/b+C_9zQx81kd00');
   it.each([
     ['plainly', 'Key Bearer live_a/b+C_9zQx81kd00 is not valid', 'Key Bearer live_…kd00 is not valid'],
+    ['plainly, every time', 'live_a/b+C_9zQx81kd00,live_a/b+C_9zQx81kd00', 'live_…kd00,live_…kd00'],
+    // A `%` or `\` anywhere sends the text through the pattern of every form; the plain one too.
+    ['plainly, beside a % and a \\', '100% of \\ live_a/b+C_9zQx81kd00', '100% of \\ live_…kd00'],
     ['percent-encoded, any case', 'GET /x?key=live_a%2Fb%2bC_9zQx81kd00 refused', 'GET /x?key=live_…kd00 refused'],
     ['as JSON escapes, in a mix', 'Key Bearer \\u006cive_a\\/b\\u002BC_9zQx81kd\\u0030\\u0030 is not valid', 'Key Bearer live_…kd00 is not valid'],
   ])('%s', (_form, text, redacted) => {
