@@ -218,6 +218,24 @@ describe('runPass, what the service refuses', () => {
   });
 });
 
+describe('runPass, each reading once', () => {
+  it('reads a project\'s status once a pass, even when its account\'s list, read later in the pass, names it as never read before', async () => {
+    const { api, asked } = scripted({
+      listDeliverables: () => ({ deliverables: [], total_count: 0, has_more: false }),
+      listProjects: () => ({ projects: [{ id: 10010, ...PROJECT }], total_count: 1 }),
+      getProjectStatus: () => ({ id: 10010, account_id: 1001, ...PROJECT, outstanding_items: [] }),
+    });
+    // A run cut short by its budget after the account's list: the project is known, its status never read.
+    const snapshot = emptySnapshot();
+    snapshot.deliverable_pages_read_at = ['2026-11-24T23:00:00Z'];
+    snapshot.accounts = { 1001: { listed_at: '2026-11-24T23:00:00Z' } };
+    snapshot.projects = { 10010: { account_id: 1001, status: 'waiting_on_client', progress_percentage: 20, estimated_completion: null } };
+    const result = await pass({ api, snapshot, accounts: [1001] });
+    expect(asked).toEqual(['getProjectStatus {"project_id":10010}', 'listDeliverables {"limit":100,"offset":0}', 'listProjects {"account_id":1001}']);
+    expect(result.requests).toBe(3);
+  });
+});
+
 describe('runPass, what it learns', () => {
   it('takes the key\'s limit from the rate-limit headers, and numbers the project readings in the order made', async () => {
     const { api } = scripted(
