@@ -202,6 +202,38 @@ describe('applyObservations, what the state keeps', () => {
     ]);
   });
 
+  it('gives the changes in the order their readings were made', () => {
+    const two = [5001, 5002].map((id) => ({ id, ...project }));
+    const before = applyObservations(emptySnapshot(), seen({ projectLists: [{ account_id: 1001, projects: two }] }), T0, { baseline: true }).after;
+    const { changes } = applyObservations(
+      before,
+      seen({
+        projectLists: [{ account_id: 1001, projects: two, read: 0 }],
+        projectStatuses: [
+          { id: 5001, account_id: 1001, ...project, status: 'completed', items: {}, read: 2 },
+          { id: 5002, account_id: 1001, ...project, status: 'in_review', items: {}, read: 1 },
+        ],
+      }),
+      T1,
+      { baseline: false },
+    );
+    expect(changes.map((change) => change.project_id)).toEqual([5002, 5001]);
+  });
+
+  it('reports nothing of a baseline, even a project that moved between its list and its status read in that first look', () => {
+    const { changes, after } = applyObservations(
+      emptySnapshot(),
+      seen({
+        projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project }], read: 0 }],
+        projectStatuses: [{ id: 5001, account_id: 1001, ...project, status: 'in_progress', items: itemsOf(item('W-2')), read: 1 }],
+      }),
+      T0,
+      { baseline: true },
+    );
+    expect(changes).toEqual([]);
+    expect(after.projects['5001']!.status).toBe('in_progress');
+  });
+
   it('keeps a project\'s account when a status read does not say it, and takes it from a list that does', () => {
     // Project 5007 first known from a status read that named no account.
     const before = applyObservations(emptySnapshot(), seen({ projectStatuses: [{ id: 5007, account_id: null, ...project, items: {} }] }), T0, { baseline: true }).after;

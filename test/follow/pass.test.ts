@@ -236,6 +236,23 @@ describe('runPass, each reading once', () => {
   });
 });
 
+describe('runPass, what a reading makes known', () => {
+  it('reads next the status of a known project never read, named by its account\'s list, and only then what was planned after it', async () => {
+    const { api, asked } = scripted({
+      listDeliverables: () => ({ deliverables: [], total_count: 0, has_more: false }),
+      listProjects: ({ params }) => ({ projects: params!.account_id === 1001 ? [{ id: 10010, ...PROJECT }, { ...PROJECT }] : [], total_count: 1 }),
+      getProjectStatus: () => ({ id: 10010, account_id: 1001, ...PROJECT, outstanding_items: [] }),
+    });
+    // A state that knows the project but neither its items nor its account's list (a state file may hold that).
+    const snapshot = emptySnapshot();
+    snapshot.projects = { 10010: { account_id: 1001, status: 'waiting_on_client', progress_percentage: 20, estimated_completion: null } };
+    const result = await pass({ api, snapshot, accounts: [1001, 1002] });
+    // The project without an id in the list is left out.
+    expect(asked).toEqual(['listDeliverables {"limit":100,"offset":0}', 'listProjects {"account_id":1001}', 'getProjectStatus {"project_id":10010}', 'listProjects {"account_id":1002}']);
+    expect(result.observations.projectLists[0]!.projects.map((one) => one.id)).toEqual([10010]);
+  });
+});
+
 describe('runPass, what it learns', () => {
   it('takes the key\'s limit from the rate-limit headers, and numbers the project readings in the order made', async () => {
     const { api } = scripted(
@@ -267,7 +284,8 @@ describe('observeStatus', () => {
         '["client_request","Call","2026-11-20T00:00:00Z"]': { type: 'client_request', description: 'Call', priority: 'high', requested_at: '2026-11-20T00:00:00Z' },
       },
     });
-    expect(observeStatus(5001, { ...answer, account_id: '1002', outstanding_items: 'none' } as never, 1001)).toMatchObject({ account_id: 1002, items: {} });
+    const other = observeStatus(5001, { ...answer, account_id: '1002', outstanding_items: 'none' } as never, 1001);
+    expect([other.account_id, other.items]).toStrictEqual([1002, {}]);
     expect(observeStatus(5001, answer as never)).toMatchObject({ account_id: null });
   });
 
