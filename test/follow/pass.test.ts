@@ -272,7 +272,7 @@ describe('runPass, what it learns', () => {
 
 describe('observeStatus', () => {
   it('reads a status as the change model holds it: missing item fields empty, ids in strings as numbers, the account of the task when the answer names none', () => {
-    const answer = { id: 5001, status: 'waiting_on_client', progress_percentage: '45', estimated_completion: 20, outstanding_items: [{ description: 'W-2' }, { type: 'client_request', description: 'Call', priority: 'high', requested_at: '2026-11-20T00:00:00Z' }] };
+    const answer = { id: 5001, status: 'waiting_on_client', progress_percentage: '45', estimated_completion: 20, outstanding_items: [{ description: 'W-2' }, { type: 'client_request', description: 'Call', priority: 'high', requested_at: '2026-11-20T00:00:00Z' }, { type: 'signature' }] };
     expect(observeStatus(5001, answer as never, 1001)).toStrictEqual({
       id: 5001,
       account_id: 1001,
@@ -282,6 +282,7 @@ describe('observeStatus', () => {
       items: {
         '["","W-2",null]': { type: '', description: 'W-2', priority: '', requested_at: null },
         '["client_request","Call","2026-11-20T00:00:00Z"]': { type: 'client_request', description: 'Call', priority: 'high', requested_at: '2026-11-20T00:00:00Z' },
+        '["signature","",null]': { type: 'signature', description: '', priority: '', requested_at: null },
       },
     });
     const other = observeStatus(5001, { ...answer, account_id: '1002', outstanding_items: 'none' } as never, 1001);
@@ -290,7 +291,7 @@ describe('observeStatus', () => {
   });
 
   it('takes a number only from digits', () => {
-    expect([numberOrNull(7), numberOrNull('42'), numberOrNull('4x2'), numberOrNull('x42'), numberOrNull('42x'), numberOrNull(''), numberOrNull(null)]).toEqual([7, 42, null, null, null, null, null]);
+    expect([numberOrNull(7), numberOrNull('42'), numberOrNull('4x2'), numberOrNull('x42'), numberOrNull('42x'), numberOrNull(''), numberOrNull(null), numberOrNull(['42']), numberOrNull(true)]).toEqual([7, 42, null, null, null, null, null, null, null]);
     expect([stringOrNull('a'), stringOrNull(1), stringOrNull(undefined)]).toEqual(['a', null, null]);
   });
 });
