@@ -9,8 +9,7 @@ import type { ItemFacts } from './changes';
 const KNOWN_PRIORITIES = ['high', 'medium'];
 
 export function sortByPriority<T extends Pick<ItemFacts, 'priority' | 'requested_at'>>(items: readonly T[]): T[] {
-  const order = [...KNOWN_PRIORITIES];
-  for (const item of items) if (!order.includes(item.priority)) order.push(item.priority);
+  const order = [...new Set([...KNOWN_PRIORITIES, ...items.map((item) => item.priority)])];
   return [...items].sort(
     (a, b) => order.indexOf(a.priority) - order.indexOf(b.priority) || timeOf(a.requested_at) - timeOf(b.requested_at),
   );

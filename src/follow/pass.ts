@@ -83,16 +83,20 @@ export async function runPass(input: PassInput): Promise<PassResult> {
 
   const tasks: Task[] = planTasks(input.snapshot, input.accounts);
   const planned = new Set(tasks.map(taskKey));
+  /** The readings this pass made: none is made twice. */
+  const done = new Set<string>();
   try {
     while (tasks.length > 0 && (await takeSlot())) {
       const task = tasks.shift()!;
+      done.add(taskKey(task));
       const found = await runTask(api, task, result, signal, learn);
       // What a reading finds for the first time is read next, so that it is part of this look: the
       // next page of deliverables, the projects of an account the list named, the status (items)
-      // of a project never read (an item resolved before its project's first status read would be lost).
+      // of a project never read (an item resolved before its project's first status read would be lost),
+      // unless this pass read it already (a status never read is planned first of all).
       const next = found.filter((follow) => {
         const key = taskKey(follow);
-        const fresh = follow.kind === 'deliverables' ? !planned.has(key) : follow.kind === 'projects' ? !planned.has(key) : input.snapshot.projects[follow.project_id]?.items === undefined;
+        const fresh = follow.kind === 'status' ? !done.has(key) && input.snapshot.projects[follow.project_id]?.items === undefined : !planned.has(key);
         planned.add(key);
         return fresh;
       });

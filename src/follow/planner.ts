@@ -88,11 +88,11 @@ export function planTasks(snapshot: Snapshot, accounts: readonly number[]): Arra
   return tasks.sort((a, b) => compareText(a.readAt, b.readAt) || KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || idOf(a) - idOf(b));
 }
 
-/** The accounts a full look covers: those given, and those the known deliverables name. */
-export function coveredAccounts(snapshot: Snapshot, accounts: readonly number[]): Set<number> {
+/** The accounts a full look covers: those given, and those the known deliverables name (in no order: planTasks sorts). */
+function coveredAccounts(snapshot: Snapshot, accounts: readonly number[]): Set<number> {
   const covered = new Set(accounts);
   for (const deliverable of Object.values(snapshot.deliverables)) if (deliverable.account_id !== null) covered.add(deliverable.account_id);
-  return new Set([...covered].sort((a, b) => a - b));
+  return covered;
 }
 
 function compareText(a: string, b: string): number {

@@ -161,3 +161,87 @@ describe('applyObservations with --initial', () => {
     expect(changes.map((change) => change.event)).toEqual(['deliverable.appeared', 'project.appeared', 'item.appeared']);
   });
 });
+
+describe('applyObservations, what the state keeps', () => {
+  const deliverable = { id: 9001, project_id: 5002, account_id: 1001, status: 'draft', title: 'Q3', expires_at: null };
+
+  it('keeps when the deliverable list was first read, and when each page was last read', () => {
+    const first = applyObservations(emptySnapshot(), seen({ deliverables: [deliverable], deliverablePagesRead: [0, 1] }), T0, { baseline: true }).after;
+    expect([first.deliverables_read_at, first.deliverable_pages_read_at]).toEqual([T0, [T0, T0]]);
+    // A pass that reads only the second page: the first keeps its time, the list its first reading.
+    const second = applyObservations(first, seen({ deliverables: [], deliverablePagesRead: [1] }), T1, { baseline: false }).after;
+    expect([second.deliverables_read_at, second.deliverable_pages_read_at]).toEqual([T0, [T0, T1]]);
+  });
+
+  it('writes a page never read as an empty time, so that the list holds no gap', () => {
+    const { after } = applyObservations(emptySnapshot(), seen({ deliverablePagesRead: [2] }), T0, { baseline: true });
+    expect(after.deliverable_pages_read_at).toStrictEqual(['', '', T0]);
+  });
+
+  it('applies status reads without an order after the lists, in the order given', () => {
+    const three = [5001, 5002, 5003].map((id) => ({ id, ...project }));
+    const before = applyObservations(emptySnapshot(), seen({ projectLists: [{ account_id: 1001, projects: three }] }), T0, { baseline: true }).after;
+    const { changes } = applyObservations(
+      before,
+      seen({
+        projectStatuses: [
+          { id: 5002, account_id: 1001, ...project, status: 'in_review', items: {} },
+          { id: 5003, account_id: 1001, ...project, status: 'in_review', items: {} },
+          { id: 5001, account_id: 1001, ...project, status: 'completed', items: {} },
+        ],
+        projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project, status: 'in_progress' }, { id: 5002, ...project }, { id: 5003, ...project }] }],
+      }),
+      T1,
+      { baseline: false },
+    );
+    expect(changes.map((change) => `${change.project_id} ${String(change.old)} -> ${String(change.new)}`)).toEqual([
+      '5001 waiting_on_client -> in_progress',
+      '5002 waiting_on_client -> in_review',
+      '5003 waiting_on_client -> in_review',
+      '5001 in_progress -> completed',
+    ]);
+  });
+
+  it('gives the changes in the order their readings were made', () => {
+    const two = [5001, 5002].map((id) => ({ id, ...project }));
+    const before = applyObservations(emptySnapshot(), seen({ projectLists: [{ account_id: 1001, projects: two }] }), T0, { baseline: true }).after;
+    const { changes } = applyObservations(
+      before,
+      seen({
+        projectLists: [{ account_id: 1001, projects: two, read: 0 }],
+        projectStatuses: [
+          { id: 5001, account_id: 1001, ...project, status: 'completed', items: {}, read: 2 },
+          { id: 5002, account_id: 1001, ...project, status: 'in_review', items: {}, read: 1 },
+        ],
+      }),
+      T1,
+      { baseline: false },
+    );
+    expect(changes.map((change) => change.project_id)).toEqual([5002, 5001]);
+  });
+
+  it('reports nothing of a baseline, even a project that moved between its list and its status read in that first look', () => {
+    const { changes, after } = applyObservations(
+      emptySnapshot(),
+      seen({
+        projectLists: [{ account_id: 1001, projects: [{ id: 5001, ...project }], read: 0 }],
+        projectStatuses: [{ id: 5001, account_id: 1001, ...project, status: 'in_progress', items: itemsOf(item('W-2')), read: 1 }],
+      }),
+      T0,
+      { baseline: true },
+    );
+    expect(changes).toEqual([]);
+    expect(after.projects['5001']!.status).toBe('in_progress');
+  });
+
+  it('keeps a project\'s account when a status read does not say it, and takes it from a list that does', () => {
+    // Project 5007 first known from a status read that named no account.
+    const before = applyObservations(emptySnapshot(), seen({ projectStatuses: [{ id: 5007, account_id: null, ...project, items: {} }] }), T0, { baseline: true }).after;
+    expect(before.projects['5007']!.account_id).toBeNull();
+    const listed = applyObservations(before, seen({ projectLists: [{ account_id: 1003, projects: [{ id: 5007, ...project, progress_percentage: 30 }] }] }), T1, { baseline: false });
+    expect(listed.changes).toEqual([{ event: 'project.progress', account_id: 1003, project_id: 5007, old: 20, new: 30, seen_at: T1 }]);
+    const quiet = applyObservations(listed.after, seen({ projectStatuses: [{ id: 5007, account_id: null, ...project, progress_percentage: 35, items: {} }] }), T1, { baseline: false });
+    expect(quiet.changes).toEqual([{ event: 'project.progress', account_id: 1003, project_id: 5007, old: 30, new: 35, seen_at: T1 }]);
+    expect(quiet.after.projects['5007']!.account_id).toBe(1003);
+  });
+});
