@@ -305,6 +305,17 @@ function place(entry: object, position: LinePosition): void {
   (entry as Placed)[LINE_LENGTH] = position.length;
 }
 
+/** How much of the file `readBack` reads at once: a line, and the next ones after it. */
+const READ_AHEAD_BYTES = 65_536;
+
+/** The line at `position` in `file`, read on its own. */
+function lineAt(file: FileHandle, position: LinePosition): string {
+  // From Node's shared pool (a line is a few hundred bytes), not a zeroed buffer of its own per read.
+  const bytes = Buffer.allocUnsafe(position.length);
+  const bytesRead = readSync(file.fd, bytes, 0, position.length, position.offset);
+  return bytes.toString('utf8', 0, bytesRead);
+}
+
 /** Whether `line` is the line of `entry`: the fold's string fields (an id, a time) are as it was written. */
 function sameStrings(entry: object, line: Record<string, unknown>): boolean {
   const fields = entry as Record<string, unknown>;
@@ -335,6 +346,8 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   /** The file opened for `readBack`, once a field kept on disk is first needed; `opened` once it is. */
   private reader: Promise<FileHandle> | undefined;
   private opened: FileHandle | undefined;
+  /** Bytes of `opened` read ahead by `readBack`, from `offset` (allocated at the first read back). */
+  private readAhead: { bytes: Buffer; offset: number; end: number } | undefined;
   /** One copy of each distinct value of the kind's `sharedValues` fields (arrays by their JSON). */
   private readonly shared = new Map<string, unknown>();
 
@@ -391,7 +404,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     // suspended frame each, for every body a delivery sends).
     if (position !== undefined && this.opened !== undefined && this.appender?.holds(position.offset + position.length)) {
       try {
-        return Promise.resolve(this.restored(entry, this.opened, position));
+        return Promise.resolve(this.restored(entry, this.lineAhead(this.opened, position), position));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -405,13 +418,14 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     await this.appender.writtenTo(position.offset + position.length);
     this.reader ??= open(this.path, 'r');
     this.opened = await this.reader;
-    return this.restored(entry, this.opened, position);
+    return this.restored(entry, this.lineAhead(this.opened, position), position);
   }
 
   async close(): Promise<void> {
     const reader = this.reader;
     this.reader = undefined;
     this.opened = undefined;
+    this.readAhead = undefined;
     await (await reader)?.close();
     await this.appender?.close();
     this.appender = undefined;
@@ -442,16 +456,34 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     return value;
   }
 
-  /** `entry` (as folded now) with its `keptOnDisk` fields as its line at `position` in `file` holds them. */
-  private restored(entry: E, file: FileHandle, position: LinePosition): W {
-    // From Node's shared pool (a line is a few hundred bytes), not a zeroed buffer of its own per read.
-    const bytes = Buffer.allocUnsafe(position.length);
-    // A read of one line, from the page cache as a rule: done in place, it costs microseconds;
-    // sent to libuv's thread pool, its round trip slowed each delivery by about a fifth.
-    const bytesRead = readSync(file.fd, bytes, 0, position.length, position.offset);
+  /**
+   * The line at `position` of the file open for `readBack`, from the bytes read ahead when they
+   * hold it, else from a new read of READ_AHEAD_BYTES from there: lines are mostly read back in
+   * the order of the file (deliveries as they were queued), so one read serves the next few
+   * dozen. Every byte read stays valid: a ledger's file is only appended to while it is open (a
+   * compaction replaces it before), and a read ends where the file did.
+   */
+  private lineAhead(file: FileHandle, position: LinePosition): string {
+    const end = position.offset + position.length;
+    let ahead = this.readAhead;
+    if (ahead === undefined || position.offset < ahead.offset || end > ahead.end) {
+      if (position.length > READ_AHEAD_BYTES) return lineAt(file, position);
+      ahead = this.readAhead ??= { bytes: Buffer.allocUnsafeSlow(READ_AHEAD_BYTES), offset: 0, end: 0 };
+      // A read of the page cache as a rule: done in place, it costs microseconds; sent to libuv's
+      // thread pool, its round trip slowed each delivery by about a fifth.
+      const bytesRead = readSync(file.fd, ahead.bytes, 0, READ_AHEAD_BYTES, position.offset);
+      ahead.offset = position.offset;
+      ahead.end = position.offset + bytesRead;
+    }
+    const start = position.offset - ahead.offset;
+    return ahead.bytes.toString('utf8', start, start + Math.min(position.length, ahead.end - position.offset));
+  }
+
+  /** `entry` (as folded now) with its `keptOnDisk` fields as `line`, its line at `position`, holds them. */
+  private restored(entry: E, line: string, position: LinePosition): W {
     let stored: Record<string, unknown> | undefined;
     try {
-      const parsed = JSON.parse(bytes.toString('utf8', 0, bytesRead)) as unknown;
+      const parsed = JSON.parse(line) as unknown;
       stored = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
     } catch {
       stored = undefined;
@@ -473,7 +505,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
       for (const entry of live) {
         const position = positionOf(entry);
         if (position !== undefined) old ??= await open(this.path, 'r');
-        const line = `${JSON.stringify(position === undefined ? entry : this.restored(entry, old!, position))}\n`;
+        const line = `${JSON.stringify(position === undefined ? entry : this.restored(entry, lineAt(old!, position), position))}\n`;
         const length = Buffer.byteLength(line);
         if (position !== undefined) place(entry, { offset, length });
         offset += length;
