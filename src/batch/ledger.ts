@@ -127,6 +127,9 @@ function parseEntry<E>(line: string, lineNumber: number, path: string, kind: Led
   return value as E;
 }
 
+/** What `append` of a line nobody waits for returns: one promise for all of them. */
+const NOT_WAITED = Promise.resolve();
+
 /** Compact when at least this many lines are superseded (and at least as many as are live). */
 const COMPACT_MIN_DROPPED = 100;
 
@@ -141,7 +144,8 @@ const COMPACTION_CHUNK_BYTES = 65_536;
  * line, `writtenTo` or `close` takes them sooner.
  */
 export class LedgerAppender {
-  private queue: Array<{ line: string; waited: boolean; resolve: () => void; reject: (error: unknown) => void }> = [];
+  /** Lines to write, in order; `waiter` settles the promise of a line someone waits for. */
+  private queue: Array<{ line: string; waiter: { resolve: () => void; reject: (error: unknown) => void } | undefined }> = [];
   private flushing: Promise<void> | undefined;
   /** The timer that ends a gathering of lines nobody waits for. */
   private gathering: NodeJS.Timeout | undefined;
@@ -208,17 +212,18 @@ export class LedgerAppender {
   appendLine(line: string, options: { wait?: boolean } = {}): { position: LinePosition; done: Promise<void> } {
     const position = { offset: this.queuedEnd, length: Buffer.byteLength(line) };
     this.queuedEnd += position.length;
-    const waited = options.wait !== false;
-    const written = new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, waited, resolve, reject });
-      if (waited || this.kind.gatherMs === undefined) this.flushNow();
+    if (options.wait === false) {
+      // No promise of its own (a webhook outcome comes with every answer): a failure to write it is kept for `close`.
+      this.queue.push({ line, waiter: undefined });
+      if (this.kind.gatherMs === undefined) this.flushNow();
       else this.gather();
+      return { position, done: NOT_WAITED };
+    }
+    const done = new Promise<void>((resolve, reject) => {
+      this.queue.push({ line, waiter: { resolve, reject } });
+      this.flushNow();
     });
-    if (waited) return { position, done: written };
-    written.catch((error: unknown) => {
-      this.failure ??= error;
-    });
-    return { position, done: Promise.resolve() };
+    return { position, done };
   }
 
   /** Whether the file holds everything up to `end` already. */
@@ -276,11 +281,14 @@ export class LedgerAppender {
         await this.handle.write(text);
         this.writtenEnd += Buffer.byteLength(text);
         await this.handle.datasync();
-        for (const item of batch) item.resolve();
+        for (const item of batch) item.waiter?.resolve();
       } catch (error) {
-        for (const item of batch) item.reject(error);
+        for (const item of batch) {
+          if (item.waiter === undefined) this.failure ??= error;
+          else item.waiter.reject(error);
+        }
       }
-      if (this.kind.gatherMs !== undefined && !this.queue.some((item) => item.waited)) break;
+      if (this.kind.gatherMs !== undefined && !this.queue.some((item) => item.waiter !== undefined)) break;
     }
     this.flushing = undefined;
     if (this.queue.length > 0) this.gather();
@@ -435,16 +443,21 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   private folded(entry: W, position: LinePosition): E {
     const onDisk = this.kind.keptOnDisk ?? [];
     const sharedFields = this.kind.sharedValues?.[entry.type] ?? [];
-    if (!onDisk.some((field) => field in entry) && !sharedFields.some((field) => field in entry)) return entry;
+    const fields = entry as unknown as Record<string, unknown>;
+    if (!onDisk.some((field) => field in entry)) {
+      // Nothing to leave out: the entry (a new object from the parser or the caller) keeps its own
+      // object, each repeated value swapped for its shared copy.
+      for (const field of sharedFields) if (field in fields) fields[field] = this.sharedValue(fields[field]);
+      return entry;
+    }
     // A new object rather than `delete`, which would leave every entry in V8's slower, larger dictionary form.
     const kept = new FoldedEntry() as Record<string, unknown>;
-    const fields = entry as unknown as Record<string, unknown>;
     // `for...in`, not Object.entries: no array per field for every line read or appended.
     for (const field in fields) {
       if (onDisk.includes(field)) continue;
       kept[field] = sharedFields.includes(field) ? this.sharedValue(fields[field]) : fields[field];
     }
-    if (onDisk.some((field) => field in entry)) place(kept, position);
+    place(kept, position);
     return kept as unknown as E;
   }
 
