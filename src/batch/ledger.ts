@@ -127,6 +127,9 @@ function parseEntry<E>(line: string, lineNumber: number, path: string, kind: Led
   return value as E;
 }
 
+/** What `append` of a line nobody waits for returns: one promise for all of them. */
+const NOT_WAITED = Promise.resolve();
+
 /** Compact when at least this many lines are superseded (and at least as many as are live). */
 const COMPACT_MIN_DROPPED = 100;
 
@@ -141,7 +144,8 @@ const COMPACTION_CHUNK_BYTES = 65_536;
  * line, `writtenTo` or `close` takes them sooner.
  */
 export class LedgerAppender {
-  private queue: Array<{ line: string; waited: boolean; resolve: () => void; reject: (error: unknown) => void }> = [];
+  /** Lines to write, in order; `waiter` settles the promise of a line someone waits for. */
+  private queue: Array<{ line: string; waiter: { resolve: () => void; reject: (error: unknown) => void } | undefined }> = [];
   private flushing: Promise<void> | undefined;
   /** The timer that ends a gathering of lines nobody waits for. */
   private gathering: NodeJS.Timeout | undefined;
@@ -208,17 +212,18 @@ export class LedgerAppender {
   appendLine(line: string, options: { wait?: boolean } = {}): { position: LinePosition; done: Promise<void> } {
     const position = { offset: this.queuedEnd, length: Buffer.byteLength(line) };
     this.queuedEnd += position.length;
-    const waited = options.wait !== false;
-    const written = new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, waited, resolve, reject });
-      if (waited || this.kind.gatherMs === undefined) this.flushNow();
+    if (options.wait === false) {
+      // No promise of its own (a webhook outcome comes with every answer): a failure to write it is kept for `close`.
+      this.queue.push({ line, waiter: undefined });
+      if (this.kind.gatherMs === undefined) this.flushNow();
       else this.gather();
+      return { position, done: NOT_WAITED };
+    }
+    const done = new Promise<void>((resolve, reject) => {
+      this.queue.push({ line, waiter: { resolve, reject } });
+      this.flushNow();
     });
-    if (waited) return { position, done: written };
-    written.catch((error: unknown) => {
-      this.failure ??= error;
-    });
-    return { position, done: Promise.resolve() };
+    return { position, done };
   }
 
   /** Whether the file holds everything up to `end` already. */
@@ -276,11 +281,14 @@ export class LedgerAppender {
         await this.handle.write(text);
         this.writtenEnd += Buffer.byteLength(text);
         await this.handle.datasync();
-        for (const item of batch) item.resolve();
+        for (const item of batch) item.waiter?.resolve();
       } catch (error) {
-        for (const item of batch) item.reject(error);
+        for (const item of batch) {
+          if (item.waiter === undefined) this.failure ??= error;
+          else item.waiter.reject(error);
+        }
       }
-      if (this.kind.gatherMs !== undefined && !this.queue.some((item) => item.waited)) break;
+      if (this.kind.gatherMs !== undefined && !this.queue.some((item) => item.waiter !== undefined)) break;
     }
     this.flushing = undefined;
     if (this.queue.length > 0) this.gather();
@@ -303,6 +311,17 @@ function positionOf(entry: object): LinePosition | undefined {
 function place(entry: object, position: LinePosition): void {
   (entry as Placed)[LINE_OFFSET] = position.offset;
   (entry as Placed)[LINE_LENGTH] = position.length;
+}
+
+/** How much of the file `readBack` reads at once: a line, and the next ones after it. */
+const READ_AHEAD_BYTES = 65_536;
+
+/** The line at `position` in `file`, read on its own. */
+function lineAt(file: FileHandle, position: LinePosition): string {
+  // From Node's shared pool (a line is a few hundred bytes), not a zeroed buffer of its own per read.
+  const bytes = Buffer.allocUnsafe(position.length);
+  const bytesRead = readSync(file.fd, bytes, 0, position.length, position.offset);
+  return bytes.toString('utf8', 0, bytesRead);
 }
 
 /** Whether `line` is the line of `entry`: the fold's string fields (an id, a time) are as it was written. */
@@ -335,6 +354,8 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   /** The file opened for `readBack`, once a field kept on disk is first needed; `opened` once it is. */
   private reader: Promise<FileHandle> | undefined;
   private opened: FileHandle | undefined;
+  /** Bytes of `opened` read ahead by `readBack`, from `offset` (allocated at the first read back). */
+  private readAhead: { bytes: Buffer; offset: number; end: number } | undefined;
   /** One copy of each distinct value of the kind's `sharedValues` fields (arrays by their JSON). */
   private readonly shared = new Map<string, unknown>();
 
@@ -391,7 +412,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     // suspended frame each, for every body a delivery sends).
     if (position !== undefined && this.opened !== undefined && this.appender?.holds(position.offset + position.length)) {
       try {
-        return Promise.resolve(this.restored(entry, this.opened, position));
+        return Promise.resolve(this.restored(entry, this.lineAhead(this.opened, position), position));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -405,13 +426,14 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     await this.appender.writtenTo(position.offset + position.length);
     this.reader ??= open(this.path, 'r');
     this.opened = await this.reader;
-    return this.restored(entry, this.opened, position);
+    return this.restored(entry, this.lineAhead(this.opened, position), position);
   }
 
   async close(): Promise<void> {
     const reader = this.reader;
     this.reader = undefined;
     this.opened = undefined;
+    this.readAhead = undefined;
     await (await reader)?.close();
     await this.appender?.close();
     this.appender = undefined;
@@ -421,16 +443,21 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   private folded(entry: W, position: LinePosition): E {
     const onDisk = this.kind.keptOnDisk ?? [];
     const sharedFields = this.kind.sharedValues?.[entry.type] ?? [];
-    if (!onDisk.some((field) => field in entry) && !sharedFields.some((field) => field in entry)) return entry;
+    const fields = entry as unknown as Record<string, unknown>;
+    if (!onDisk.some((field) => field in entry)) {
+      // Nothing to leave out: the entry (a new object from the parser or the caller) keeps its own
+      // object, each repeated value swapped for its shared copy.
+      for (const field of sharedFields) if (field in fields) fields[field] = this.sharedValue(fields[field]);
+      return entry;
+    }
     // A new object rather than `delete`, which would leave every entry in V8's slower, larger dictionary form.
     const kept = new FoldedEntry() as Record<string, unknown>;
-    const fields = entry as unknown as Record<string, unknown>;
     // `for...in`, not Object.entries: no array per field for every line read or appended.
     for (const field in fields) {
       if (onDisk.includes(field)) continue;
       kept[field] = sharedFields.includes(field) ? this.sharedValue(fields[field]) : fields[field];
     }
-    if (onDisk.some((field) => field in entry)) place(kept, position);
+    place(kept, position);
     return kept as unknown as E;
   }
 
@@ -442,16 +469,34 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     return value;
   }
 
-  /** `entry` (as folded now) with its `keptOnDisk` fields as its line at `position` in `file` holds them. */
-  private restored(entry: E, file: FileHandle, position: LinePosition): W {
-    // From Node's shared pool (a line is a few hundred bytes), not a zeroed buffer of its own per read.
-    const bytes = Buffer.allocUnsafe(position.length);
-    // A read of one line, from the page cache as a rule: done in place, it costs microseconds;
-    // sent to libuv's thread pool, its round trip slowed each delivery by about a fifth.
-    const bytesRead = readSync(file.fd, bytes, 0, position.length, position.offset);
+  /**
+   * The line at `position` of the file open for `readBack`, from the bytes read ahead when they
+   * hold it, else from a new read of READ_AHEAD_BYTES from there: lines are mostly read back in
+   * the order of the file (deliveries as they were queued), so one read serves the next few
+   * dozen. Every byte read stays valid: a ledger's file is only appended to while it is open (a
+   * compaction replaces it before), and a read ends where the file did.
+   */
+  private lineAhead(file: FileHandle, position: LinePosition): string {
+    const end = position.offset + position.length;
+    let ahead = this.readAhead;
+    if (ahead === undefined || position.offset < ahead.offset || end > ahead.end) {
+      if (position.length > READ_AHEAD_BYTES) return lineAt(file, position);
+      ahead = this.readAhead ??= { bytes: Buffer.allocUnsafeSlow(READ_AHEAD_BYTES), offset: 0, end: 0 };
+      // A read of the page cache as a rule: done in place, it costs microseconds; sent to libuv's
+      // thread pool, its round trip slowed each delivery by about a fifth.
+      const bytesRead = readSync(file.fd, ahead.bytes, 0, READ_AHEAD_BYTES, position.offset);
+      ahead.offset = position.offset;
+      ahead.end = position.offset + bytesRead;
+    }
+    const start = position.offset - ahead.offset;
+    return ahead.bytes.toString('utf8', start, start + Math.min(position.length, ahead.end - position.offset));
+  }
+
+  /** `entry` (as folded now) with its `keptOnDisk` fields as `line`, its line at `position`, holds them. */
+  private restored(entry: E, line: string, position: LinePosition): W {
     let stored: Record<string, unknown> | undefined;
     try {
-      const parsed = JSON.parse(bytes.toString('utf8', 0, bytesRead)) as unknown;
+      const parsed = JSON.parse(line) as unknown;
       stored = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
     } catch {
       stored = undefined;
@@ -473,7 +518,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
       for (const entry of live) {
         const position = positionOf(entry);
         if (position !== undefined) old ??= await open(this.path, 'r');
-        const line = `${JSON.stringify(position === undefined ? entry : this.restored(entry, old!, position))}\n`;
+        const line = `${JSON.stringify(position === undefined ? entry : this.restored(entry, lineAt(old!, position), position))}\n`;
         const length = Buffer.byteLength(line);
         if (position !== undefined) place(entry, { offset, length });
         offset += length;

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { rateLimitWaitMs } from '../api/retry';
 import { formatDuration } from '../lib/duration';
@@ -28,57 +27,197 @@ export function attemptDelivery(hook: Hook, event: EventEntry, standardBody: str
   return hook.exec !== undefined ? runExec(hook, hook.exec, event, body) : post(hook, hook.url!, event, body, secrets, now, dispatcher);
 }
 
-async function post(hook: Hook, url: string, event: EventEntry, body: string, secrets: string[], now: Date, dispatcher: () => Promise<Dispatcher>): Promise<AttemptOutcome> {
-  const timestamp = Math.floor(now.getTime() / 1000);
-  const headers: Record<string, string> = {
-    ...Object.fromEntries(hook.headers),
-    'content-type': 'application/json',
-    'user-agent': 'taxprep-webhooks',
-    'webhook-id': event.id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(secrets, event.id, timestamp, body),
-  };
-  // A timer of our own, not AbortSignal.timeout: that one is unref'd, as are undici's, and a
-  // process waiting only on an unanswered request would end (exit 13) instead of timing it out.
-  // It aborts through an EventEmitter, which undici takes as a signal too: an AbortController
-  // (an EventTarget, its listener map and options) allocated more per attempt than the rest of it.
-  const timeout = new EventEmitter();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    timeout.emit('abort');
-  }, hook.timeout_ms);
+/** What every attempt to one HTTP hook shares, made once per hook (a sweep reads the hooks afresh, so once per sweep). */
+interface HttpTarget {
+  origin: string;
+  path: string;
+  /** The hook's own headers, then taxprep's fixed ones, as name, value, name, value: the webhook-* ones are added per attempt. */
+  headers: string[];
+}
+
+const targets = new WeakMap<Hook, HttpTarget>();
+const PER_ATTEMPT_HEADERS = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+
+function httpTargetOf(hook: Hook, url: string): HttpTarget {
+  let target = targets.get(hook);
+  if (target === undefined) {
+    const parsed = new URL(url);
+    // An object first, as one attempt's headers were: a name given twice keeps the last value.
+    const fixed: Record<string, string> = { ...Object.fromEntries(hook.headers), 'content-type': 'application/json', 'user-agent': 'taxprep-webhooks' };
+    const headers = Object.entries(fixed)
+      .filter(([name]) => !PER_ATTEMPT_HEADERS.has(name))
+      .flat();
+    targets.set(hook, (target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}`, headers }));
+  }
+  return target;
+}
+
+/** The most of an answer's body read: it means nothing to us, and past this the connection is dropped rather than read on. */
+const ANSWER_BODY_LIMIT = 64 * 1024;
+
+function post(hook: Hook, url: string, event: EventEntry, body: string, secrets: string[], now: Date, dispatcher: () => Promise<Dispatcher>): Promise<AttemptOutcome> {
+  let target: HttpTarget;
   try {
-    const target = new URL(url);
-    const response = await (await dispatcher()).request({
-      origin: target.origin,
-      path: `${target.pathname}${target.search}`,
-      method: 'POST',
-      headers,
-      body,
-      signal: timeout,
-      headersTimeout: hook.timeout_ms,
-      bodyTimeout: hook.timeout_ms,
-    });
-    // The answer's body means nothing to us; read it off so that the connection is reused.
-    await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-    const status = response.statusCode;
-    if (status >= 200 && status < 300) return { kind: 'delivered', detail: `HTTP ${status}` };
-    if (status === 410) return { kind: 'gone', detail: 'HTTP 410: the receiver asked for no more deliveries' };
-    const retryAfter = response.headers['retry-after'];
-    if ((status === 429 || status === 503) && typeof retryAfter === 'string') {
-      return { kind: 'retry', detail: `HTTP ${status}`, notBeforeMs: rateLimitWaitMs(retryAfter, undefined, now) };
-    }
-    return { kind: 'retry', detail: `HTTP ${status}` };
+    target = httpTargetOf(hook, url);
   } catch (error) {
-    const name = (error as Error).name;
-    if (timedOut || name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) return { kind: 'retry', detail: `no answer within ${formatDuration(hook.timeout_ms)}` };
-    const code = (error as NodeJS.ErrnoException).code;
-    return { kind: 'retry', detail: code === undefined ? (error as Error).message : `connection failed (${code})` };
-  } finally {
-    clearTimeout(timer);
+    // A hooks file edited by hand to hold no URL: retried by the schedule like any failure to connect.
+    return Promise.resolve(outcomeOfError(error as Error, hook.timeout_ms, false));
+  }
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const headers = [...target.headers, 'webhook-id', event.id, 'webhook-timestamp', String(timestamp), 'webhook-signature', signatureHeader(secrets, event.id, timestamp, body)];
+  return dispatcher().then(
+    (agent) =>
+      new Promise<AttemptOutcome>((resolve) => {
+        const attempt = new HttpAttempt(hook.timeout_ms, now, resolve);
+        deadlines.add(attempt);
+        // undici's own handler API, not `request`: its answer as a stream (with its listeners,
+        // ticks and parsed headers) doubled the work of an attempt, for a body we throw away.
+        agent.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers, body, headersTimeout: hook.timeout_ms, bodyTimeout: hook.timeout_ms }, attempt);
+      }),
+    (error: unknown) => outcomeOfError(error as Error, hook.timeout_ms, false),
+  );
+}
+
+/**
+ * One POST as undici reports it: the status of the answer is the outcome (a body cut short after
+ * it changes nothing), an error before it is retried. Ends when undici is done with it, or when
+ * its deadline passes (see `Deadlines`).
+ */
+class HttpAttempt implements Dispatcher.DispatchHandler {
+  readonly deadlineMs: number;
+  private abort: ((error?: Error) => void) | undefined;
+  private timedOut = false;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private bodyBytes = 0;
+  private done = false;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly now: Date,
+    private readonly resolve: (outcome: AttemptOutcome) => void,
+  ) {
+    this.deadlineMs = performance.now() + timeoutMs;
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    if (this.timedOut) abort(new AttemptTimeoutError());
+    else this.abort = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    // 1xx answers are informational: the final one follows.
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    if (statusCode === 429 || statusCode === 503) this.retryAfter = singleHeader(rawHeaders, 'retry-after');
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.bodyBytes += chunk.length;
+    if (this.bodyBytes > ANSWER_BODY_LIMIT) {
+      this.finish();
+      this.abort?.(new Error('answer body too large'));
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.finish();
+  }
+
+  onError(error: Error): void {
+    if (this.status !== 0) this.finish();
+    else this.finish(outcomeOfError(error, this.timeoutMs, this.timedOut));
+  }
+
+  /** Its deadline passed: abort it now, or as soon as undici starts sending it. */
+  expire(): void {
+    this.timedOut = true;
+    this.abort?.(new AttemptTimeoutError());
+  }
+
+  private finish(failed?: AttemptOutcome): void {
+    if (this.done) return;
+    this.done = true;
+    deadlines.delete(this);
+    this.resolve(failed ?? outcomeOfStatus(this.status, this.retryAfter, this.now));
   }
 }
+
+class AttemptTimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+
+function outcomeOfStatus(status: number, retryAfter: string | undefined, now: Date): AttemptOutcome {
+  if (status >= 200 && status < 300) return { kind: 'delivered', detail: `HTTP ${status}` };
+  if (status === 410) return { kind: 'gone', detail: 'HTTP 410: the receiver asked for no more deliveries' };
+  if ((status === 429 || status === 503) && retryAfter !== undefined) return { kind: 'retry', detail: `HTTP ${status}`, notBeforeMs: rateLimitWaitMs(retryAfter, undefined, now) };
+  return { kind: 'retry', detail: `HTTP ${status}` };
+}
+
+function outcomeOfError(error: Error, timeoutMs: number, timedOut: boolean): AttemptOutcome {
+  const name = error.name;
+  if (timedOut || name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) return { kind: 'retry', detail: `no answer within ${formatDuration(timeoutMs)}` };
+  const code = (error as NodeJS.ErrnoException).code;
+  return { kind: 'retry', detail: code === undefined ? error.message : `connection failed (${code})` };
+}
+
+/** The value of a header given once in undici's raw headers (name, value, ...); undefined when absent or repeated. */
+function singleHeader(rawHeaders: Buffer[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]!.length !== name.length || rawHeaders[index]!.toString('latin1').toLowerCase() !== name) continue;
+    if (value !== undefined) return undefined;
+    value = rawHeaders[index + 1]!.toString('latin1');
+  }
+  return value;
+}
+
+/**
+ * One timer for every attempt in flight, not one each: armed for the earliest deadline, and when
+ * it fires, it ends what is past due and is armed for the next. It keeps the process alive, as
+ * undici's own timers (unref'd) do not: a process waiting only on an unanswered request would end
+ * (exit 13) instead of timing it out.
+ */
+class Deadlines {
+  private readonly running = new Set<HttpAttempt>();
+  private timer: NodeJS.Timeout | undefined;
+  private armedFor = Number.POSITIVE_INFINITY;
+
+  add(attempt: HttpAttempt): void {
+    this.running.add(attempt);
+    if (attempt.deadlineMs < this.armedFor) this.arm(attempt.deadlineMs);
+  }
+
+  delete(attempt: HttpAttempt): void {
+    this.running.delete(attempt);
+    if (this.running.size > 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+  }
+
+  private arm(atMs: number): void {
+    clearTimeout(this.timer);
+    this.armedFor = atMs;
+    this.timer = setTimeout(this.fire, Math.max(0, atMs - performance.now()));
+  }
+
+  private readonly fire = (): void => {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const attempt of this.running) {
+      if (attempt.deadlineMs <= now) attempt.expire();
+      else next = Math.min(next, attempt.deadlineMs);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  };
+}
+
+const deadlines = new Deadlines();
 
 function runExec(hook: Hook, command: string, event: EventEntry, body: string): Promise<AttemptOutcome> {
   return new Promise((resolve) => {
