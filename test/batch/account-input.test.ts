@@ -1,6 +1,10 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAccountInput } from '../../src/batch/accountInput';
+import { readImport } from '../../src/commands/accounts/importInput';
 import { UsageError } from '../../src/errors';
+import { makeHome, runMain } from '../helpers/cli';
 
 /**
  * Issue 21, case 2: the renewal recipe's input is the import's. One reader (src/batch/accountInput.ts)
@@ -67,5 +71,30 @@ describe("the import's own files as account input", () => {
     expect(error.message).toBe('clients.csv has no column that names an account: it has the columns "name", "first", "last"');
     expect(error.hint).toContain('Give an account_id column');
     expect(error.hint).toContain('the --results file of an import');
+  });
+});
+
+describe('a CSV whose header breaks the CSV rules', () => {
+  it('is refused as a usage error naming the file and the line (exit 2), never as an unexpected failure', async () => {
+    const home = makeHome();
+    const env = { TAXPREP_BASE_URL: 'http://127.0.0.1:9', TAXPREP_API_KEY: 'tpk_test_inputs_0000000000000000' };
+    const cases: Array<[string, string, string]> = [
+      ['unclosed.csv', '"account_id\n1001\n', 'line 1: a quoted field is not closed'],
+      ['quote.csv', '\naccount_id,purpose"x\n1001,a\n', 'line 2: a quote may only start a field ("..."); write "" for a quote inside a quoted field'],
+      ['after.csv', '"account_id"x,purpose\n1001,a\n', 'line 1: unexpected text after a closing quote'],
+    ];
+    for (const [name, text, problem] of cases) {
+      const path = join(home, name);
+      writeFileSync(path, text);
+      for (const args of [['login-link', '--from', path], ['login-link', 'renew', '--from', path, '--within', '24h', '--dry-run']]) {
+        const result = await runMain(args, { home, env });
+        expect({ exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr }).toEqual({ exitCode: 2, stdout: '', stderr: `error: ${path}: ${problem}\n` });
+      }
+    }
+  });
+
+  it('reads a header whose quoted name spans lines, as the rest of the CSV is read (login-link --from, accounts import)', () => {
+    expect(parseAccountInput('account_id,"purpose\n"\n1001,support_request\n', 'spans.csv').items).toEqual([{ origin: 'line 3', account_id: 1001, purpose: 'support_request' }]);
+    expect(readImport('email,first_name,"last_name\n"\njane@example.com,Jane,Roe\n', 'spans.csv').rows).toEqual([{ line: 3, email: 'jane@example.com', body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Roe' } }]);
   });
 });
