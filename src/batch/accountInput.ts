@@ -213,7 +213,7 @@ function validateItems(raws: RawRow[], source: string): AccountItem[] {
   });
   // A line that could not be read says so after its origin; a rule it breaks follows a colon.
   const problems = bad.flatMap((row) => row.problems.map((problem) => (row.readable ? `${row.origin}: ${problem}` : `${row.origin} ${problem}`)));
-  if (problems.length > 0) throw badRowsError(source, problems, problems.length);
+  if (problems.length > 0) throw badRowsError(source, problems, bad.length);
   if (items.length === 0) throw new UsageError(`${source} holds no account ids`);
   return items;
 }

@@ -98,3 +98,11 @@ describe('a CSV whose header breaks the CSV rules', () => {
     expect(readImport('email,first_name,"last_name\n"\njane@example.com,Jane,Roe\n', 'spans.csv').rows).toEqual([{ line: 3, email: 'jane@example.com', body: { email: 'jane@example.com', first_name: 'Jane', last_name: 'Roe' } }]);
   });
 });
+
+describe('the count of bad lines', () => {
+  it('is of lines, not of problems: a line that breaks two rules is one bad line, both rules listed', () => {
+    expect(usageError(() => parseAccountInput('account_id,expiry_hours\nabc,500\n1002,24\n', 'links.csv')).message).toBe(
+      'links.csv has 1 bad line; nothing was sent:\n  line 2: account_id must be a positive integer\n  line 2: expiry_hours must be an integer from 1 to 168',
+    );
+  });
+});
