@@ -33,16 +33,20 @@ vi.mock('../../src/commands/docs/lib/syncSources', async (importOriginal) => {
 
 const A = FIRST_ACCOUNT_ID;
 let mock: RunningMock;
+/** Called as the mock answers each request (to press Ctrl-C at an exact moment: `process.emit('SIGINT')`). */
+let onRequest: ((request: { method: string; path: string }) => void) | undefined;
 let home: string;
 let dir: string;
 
 beforeAll(async () => {
-  mock = await startMock({ fixture: parseFixture(batchFixture({ accounts: 2 })), rateLimits: [] });
+  mock = await startMock({ fixture: parseFixture(batchFixture({ accounts: 2 })), rateLimits: [], onRequest: (request) => onRequest?.(request) });
 });
 afterAll(() => mock.close());
 beforeEach(async () => {
   await mock.deps.store.reset();
   mock.deps.requestLog.clear();
+  mock.deps.settings.rateLimits = [];
+  onRequest = undefined;
   vanishing = undefined;
   home = makeHome();
   dir = mkdtempSync(join(tmpdir(), 'taxprep-sync-edges-'));
@@ -166,5 +170,73 @@ describe("an account's document list that cannot be read", () => {
     const result = await sync([]);
     expect({ exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr }).toEqual({ exitCode: 4, stdout: '', stderr: 'error: No account with id 99999 exists.\n' });
     expect(mock.deps.requestLog.entries().filter((entry) => entry.method === 'POST')).toEqual([]);
+  });
+});
+
+/** A second passes between any two looks at the clock: every progress update is drawn. */
+function steppingClock() {
+  let calls = 0;
+  return { now: () => new Date(Date.UTC(2026, 0, 1) + 1000 * calls++), sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) };
+}
+
+describe('docs sync on a terminal', () => {
+  it("draws each file's bytes as they go and the set's total on stderr, wiping each finished file's line", async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2', [`${A}/2025/k1.pdf`]: 'k1-2' });
+    const result = await runMain(['docs', 'sync', dir, '--concurrency', '1'], { env: env(), home, tty: true, clock: steppingClock() });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(`uploaded  ${A}/2025/k1.pdf  document 1  4 B\nuploaded  ${A}/2025/w2.pdf  document 2  2 B\n`);
+    const screen = result.stderr;
+    expect(screen.startsWith(`${A}/2025/k1.pdf ░░░░░░░░░░   0%  0 B of 4 B  -/s\n0 of 2 files ░░░░░░░░░░   0%  0 B of 6 B  -/s`)).toBe(true);
+    expect(screen).toContain(`${A}/2025/k1.pdf ██████████ 100%  4 B of 4 B`);
+    expect(screen).toContain(`${A}/2025/w2.pdf ██████████ 100%  2 B of 2 B`);
+    expect(screen).toContain('2 of 2 files ██████████ 100%  6 B of 6 B');
+    // A finished file's line goes (the result line on stdout says it), none is left with its time.
+    expect(screen).not.toMatch(/ B in \d/);
+    expect(screen).toMatch(/\r\u001b\[Kdocuments: 2 uploaded, 0 skipped, 0 failed in \d+s \([\d.]+\/min\)\n$/);
+  });
+
+  it('starts each result line at the left margin of the screen: the progress lines are wiped first', async () => {
+    put({ [`${A}/2025/w2.pdf`]: 'w2', [`${A}/2025/k1.pdf`]: 'k1-2' });
+    const result = await runMain(['docs', 'sync', dir, '--concurrency', '1'], { env: env(), home, tty: true, oneScreen: true, clock: steppingClock() });
+    expect(result.exitCode).toBe(0);
+    const starts = [...result.stdout.matchAll(/uploaded {2}/g)].map((match) => result.stdout.slice(Math.max(0, match.index - 4), match.index));
+    expect(starts).toEqual(['\r\u001b[K', '\r\u001b[K']);
+  });
+
+  it('wipes the progress of an upload that Ctrl-C stopped before it was sent, before saying what was not sent', async () => {
+    // Two requests in 10 s: the list and the first upload spend them, and the second upload waits in the pacer,
+    // where Ctrl-C is pressed (the run's clock presses it as a wait that long starts).
+    mock.deps.settings.rateLimits = [{ limit: 2, windowSeconds: 10 }];
+    put({ [`${A}/2025/a.pdf`]: 'a', [`${A}/2025/b.pdf`]: 'b' });
+    const clock = {
+      now: () => new Date(),
+      sleep: (ms: number, signal?: AbortSignal) => {
+        if (ms > 1000) process.emit('SIGINT');
+        return new Promise<void>((resolve, reject) => {
+          if (signal?.aborted) return reject(signal.reason);
+          const timer = setTimeout(resolve, ms);
+          signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+        });
+      },
+    };
+    const result = await runMain(['docs', 'sync', dir, '--concurrency', '1'], { env: env(), home, tty: true, clock });
+    expect(result.exitCode).toBe(130);
+    expect(result.stdout).toBe(`uploaded  ${A}/2025/a.pdf  document 1  1 B\n`);
+    expect(result.stderr).toMatch(/1 of 2 files [^\r]*\r\u001b\[Kerror: interrupted: documents: 1 uploaded, 0 skipped, 0 failed, 1 not sent in /);
+    expect(mock.deps.store.state.documents.map((document) => document.filename)).toEqual(['a.pdf']);
+  });
+});
+
+describe('docs sync under a rate limit', () => {
+  it("paces the lists and the uploads to the service's limit: the service never has to refuse one", async () => {
+    mock.deps.settings.rateLimits = [{ limit: 2, windowSeconds: 1 }];
+    try {
+      put({ [`${A}/2025/a.pdf`]: 'a', [`${A}/2025/b.pdf`]: 'b', [`${A}/2025/c.pdf`]: 'c', [`${A + 1}/2025/d.pdf`]: 'd' });
+      const result = await sync(['--concurrency', '2']);
+      expect(result.exitCode).toBe(0);
+      expect(mock.deps.requestLog.entries().map((entry) => entry.status)).toEqual([200, 200, 201, 201, 201, 201]);
+    } finally {
+      mock.deps.settings.rateLimits = [];
+    }
   });
 });
