@@ -59,9 +59,9 @@ export type EmailLookup = (email: string) => number | undefined;
 /** Which shape a header (CSV) or first object's keys (NDJSON) has, or why none fits. */
 function shapeOf(names: readonly string[]): Shape | undefined {
   const within = (columns: readonly string[]) => names.every((name) => columns.includes(name));
-  if (names.includes('account_id') && within(ITEM_COLUMNS)) return 'items';
   if (names.includes('account_id') && names.includes('status') && within(RESULT_COLUMNS)) return 'results';
-  if (names.includes('email') && !names.includes('account_id') && within(IMPORT_COLUMNS)) return 'import';
+  if (names.includes('email') && within(IMPORT_COLUMNS)) return 'import';
+  // Any other file with an account_id is one of link items, whose columns then refuse what is not theirs.
   if (names.includes('account_id')) return 'items';
   return undefined;
 }
@@ -77,17 +77,14 @@ function noUsableColumn(source: string, names: readonly string[]): UsageError {
   });
 }
 
-/** The keys of the first NDJSON object (a line that starts with `{`): none when it is not JSON. */
+/** The keys of the first NDJSON object (a line that starts with `{`, so an object if it parses): none when it is not JSON. */
 function ndjsonKeys(firstLine: string): string[] {
   try {
-    const value: unknown = JSON.parse(firstLine);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
+    return Object.keys(JSON.parse(firstLine) as object);
   } catch {
     return [];
   }
 }
-
-const KNOWN_COLUMNS = new Set<string>([...ITEM_COLUMNS, ...IMPORT_COLUMNS, ...RESULT_COLUMNS]);
 
 /**
  * The format, from the first non-blank line: `{` starts NDJSON; a line with a comma, or naming a
@@ -97,7 +94,8 @@ function formatOf(firstLine: string): InputFormat {
   if (firstLine.startsWith('{')) return 'ndjson';
   if (firstLine.startsWith('#')) return 'ids';
   if (firstLine.includes(',')) return 'csv';
-  return KNOWN_COLUMNS.has(firstLine.replace(/^"|"$/g, '').trim()) ? 'csv' : 'ids';
+  const known: readonly string[] = [...ITEM_COLUMNS, ...IMPORT_COLUMNS, ...RESULT_COLUMNS];
+  return known.includes(firstLine.replace(/^"|"$/g, '').trim()) ? 'csv' : 'ids';
 }
 
 /** An input's rows as read, before they are checked: the shape says how (and whether it needs the accounts ledger). */

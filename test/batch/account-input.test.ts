@@ -302,3 +302,21 @@ describe('readAccountInput', () => {
     expect((error as UsageError).message).toBe(`--accounts ${join(dir, 'gone.txt')}: no such file`);
   });
 });
+
+describe('the edges of reading account input', () => {
+  it('takes a first line for a column name only when it is one, whole or quoted whole: a quote inside makes it a bad id', () => {
+    expect(usageError(() => parseAccountInput('acc"ount_id\n1001\n', 'f')).message).toBe('f has 1 bad line; nothing was sent:\n  line 1: account_id must be a positive integer');
+  });
+
+  it('drops a byte-order mark at the start only: one inside a value is kept', () => {
+    for (const start of ['\uFEFF', '']) {
+      expect(parseAccountInput(`${start}{"account_id":1001,"purpose":"a\uFEFFb"}\n`, 'f').items).toEqual([{ origin: 'line 1', account_id: 1001, purpose: 'a\uFEFFb' }]);
+    }
+  });
+
+  it('lists every rule a value breaks, in one line', () => {
+    expect(usageError(() => parseAccountInput(`account_id,user_email\n1001,${'x'.repeat(300)}\n`, 'f')).message).toBe(
+      'f has 1 bad line; nothing was sent:\n  line 2: user_email must be at most 254 characters; must be a valid email address',
+    );
+  });
+});
