@@ -215,6 +215,8 @@ describe('reading an input', () => {
     const dir = mkdtempSync(join(tmpdir(), 'taxprep-input-'));
     writeFileSync(join(dir, 'ids.txt'), '\uFEFF1001\n\uFEFF1002\n');
     expect(await readInputText(noStdin, join(dir, 'ids.txt'), '--from')).toBe('1001\n\uFEFF1002\n');
+    writeFileSync(join(dir, 'inner.txt'), '1001\n\uFEFF1002\n');
+    expect(await readInputText(noStdin, join(dir, 'inner.txt'), '--from')).toBe('1001\n\uFEFF1002\n');
   });
 
   it('a file that cannot be read: a usage error naming the flag (when there is one), the path and why', async () => {
