@@ -3,8 +3,7 @@ import { EXPIRY_HOURS, email, fieldErrors, integer, loginLinkPurpose, pathId } f
 import { UsageError } from '../errors';
 import type { Context } from '../types';
 import { sanitizeLine } from '../output/sanitize';
-import { parseCsv } from './csv';
-import { badRowsError, checkRows, csvRows, firstLine as firstLineOf, ndjsonRows, readInputText, sourceName, type RawRow } from './input';
+import { badRowsError, checkRows, csvHeader, csvRecords, csvRows, firstLine as firstLineOf, ndjsonRows, readInputText, sourceName, type RawRow } from './input';
 import { defaultPathOf } from './ledger';
 import { ACCOUNTS, readAccountsLedger } from './ledgers/accounts';
 
@@ -60,9 +59,9 @@ export type EmailLookup = (email: string) => number | undefined;
 /** Which shape a header (CSV) or first object's keys (NDJSON) has, or why none fits. */
 function shapeOf(names: readonly string[]): Shape | undefined {
   const within = (columns: readonly string[]) => names.every((name) => columns.includes(name));
-  if (names.includes('account_id') && within(ITEM_COLUMNS)) return 'items';
   if (names.includes('account_id') && names.includes('status') && within(RESULT_COLUMNS)) return 'results';
-  if (names.includes('email') && !names.includes('account_id') && within(IMPORT_COLUMNS)) return 'import';
+  if (names.includes('email') && within(IMPORT_COLUMNS)) return 'import';
+  // Any other file with an account_id is one of link items, whose columns then refuse what is not theirs.
   if (names.includes('account_id')) return 'items';
   return undefined;
 }
@@ -78,20 +77,14 @@ function noUsableColumn(source: string, names: readonly string[]): UsageError {
   });
 }
 
-/** The header of a CSV, or the keys of the first NDJSON object; undefined when the input is ids. */
-function namesOf(format: InputFormat, firstLine: string): string[] {
-  if (format === 'ndjson') {
-    try {
-      const value: unknown = JSON.parse(firstLine);
-      return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
-    } catch {
-      return [];
-    }
+/** The keys of the first NDJSON object (a line that starts with `{`, so an object if it parses): none when it is not JSON. */
+function ndjsonKeys(firstLine: string): string[] {
+  try {
+    return Object.keys(JSON.parse(firstLine) as object);
+  } catch {
+    return [];
   }
-  return (parseCsv(firstLine)[0]?.fields ?? []).map((name) => name.trim());
 }
-
-const KNOWN_COLUMNS = new Set<string>([...ITEM_COLUMNS, ...IMPORT_COLUMNS, ...RESULT_COLUMNS]);
 
 /**
  * The format, from the first non-blank line: `{` starts NDJSON; a line with a comma, or naming a
@@ -101,37 +94,52 @@ function formatOf(firstLine: string): InputFormat {
   if (firstLine.startsWith('{')) return 'ndjson';
   if (firstLine.startsWith('#')) return 'ids';
   if (firstLine.includes(',')) return 'csv';
-  return KNOWN_COLUMNS.has(firstLine.replace(/^"|"$/g, '').trim()) ? 'csv' : 'ids';
+  const known: readonly string[] = [...ITEM_COLUMNS, ...IMPORT_COLUMNS, ...RESULT_COLUMNS];
+  return known.includes(firstLine.replace(/^"|"$/g, '').trim()) ? 'csv' : 'ids';
 }
 
-/** Whether reading `text` needs the accounts ledger: it is an import's input, named by email. */
-export function needsEmailLookup(text: string): boolean {
-  const first = firstLineOf(text.replace(/^\uFEFF/, ''));
-  if (first === undefined) return false;
-  const format = formatOf(first);
-  return format !== 'ids' && shapeOf(namesOf(format, first)) === 'import';
+/** An input's rows as read, before they are checked: the shape says how (and whether it needs the accounts ledger). */
+interface ReadInput {
+  format: InputFormat;
+  shape: Shape;
+  raws: RawRow[];
 }
 
 /**
- * Reads account input, detecting its format and shape (see the module's comment). Every line is
- * checked before anything is sent: a bad line fails the whole input with a usage error naming
- * each line and rule. `lookup` resolves an import's emails (see `readAccountInput`).
+ * Reads account input, detecting its format and shape (see the module's comment): a file that
+ * cannot be read as any of them fails with a usage error here, before the accounts ledger is read.
  */
-export function parseAccountInput(text: string, source: string, lookup?: EmailLookup): { format: InputFormat; items: AccountItem[] } {
+function readRows(text: string, source: string): ReadInput {
   const content = text.replace(/^\uFEFF/, '');
   const firstLine = firstLineOf(content);
   if (firstLine === undefined) throw new UsageError(`${source} holds no account ids`, { hint: 'Give one account id a line, a CSV with an account_id column, or NDJSON objects.' });
   const format = formatOf(firstLine);
-  if (format === 'ids') return { format, items: validateItems(idRows(content), source) };
+  if (format === 'ids') return { format, shape: 'items', raws: idRows(content) };
 
-  const names = namesOf(format, firstLine);
+  // A CSV is read whole once: its header is its first record, and a syntax error in it is refused by its line like any other.
+  const records = format === 'csv' ? csvRecords(content, source) : undefined;
+  // A non-blank first line makes a record.
+  const names = records === undefined ? ndjsonKeys(firstLine) : csvHeader(records[0]!);
   const shape = shapeOf(names);
   if (shape === undefined) throw noUsableColumn(source, names);
   const columns: readonly string[] = shape === 'items' ? ITEM_COLUMNS : shape === 'results' ? RESULT_COLUMNS : IMPORT_COLUMNS;
-  const raws = format === 'ndjson' ? ndjsonRows(content, columns, '{"account_id": 1001}') : csvRows(content, source, columns);
-  if (shape === 'items') return { format, items: validateItems(raws, source) };
-  if (shape === 'results') return { format, items: validateItems(resultRows(raws), source) };
-  return { format, items: validateItems(importRows(raws, lookup ?? (() => undefined)), source) };
+  return { format, shape, raws: records === undefined ? ndjsonRows(content, columns, '{"account_id": 1001}') : csvRows(records, source, columns) };
+}
+
+/**
+ * Every line checked before anything is sent: a bad line fails the whole input with a usage error
+ * naming each line and rule. `lookup` resolves an import's emails (see `readAccountInput`).
+ */
+function checkedItems({ shape, raws }: ReadInput, source: string, lookup: EmailLookup | undefined): AccountItem[] {
+  if (shape === 'results') return validateItems(resultRows(raws), source);
+  if (shape === 'import') return validateItems(importRows(raws, lookup ?? (() => undefined)), source);
+  return validateItems(raws, source);
+}
+
+/** Reads and checks account input (see `readRows` and `checkedItems`). */
+export function parseAccountInput(text: string, source: string, lookup?: EmailLookup): { format: InputFormat; items: AccountItem[] } {
+  const read = readRows(text, source);
+  return { format: read.format, items: checkedItems(read, source, lookup) };
 }
 
 /**
@@ -203,7 +211,7 @@ function validateItems(raws: RawRow[], source: string): AccountItem[] {
   });
   // A line that could not be read says so after its origin; a rule it breaks follows a colon.
   const problems = bad.flatMap((row) => row.problems.map((problem) => (row.readable ? `${row.origin}: ${problem}` : `${row.origin} ${problem}`)));
-  if (problems.length > 0) throw badRowsError(source, problems, problems.length);
+  if (problems.length > 0) throw badRowsError(source, problems, bad.length);
   if (items.length === 0) throw new UsageError(`${source} holds no account ids`);
   return items;
 }
@@ -213,11 +221,12 @@ function validateItems(raws: RawRow[], source: string): AccountItem[] {
  * resolved through the accounts ledger of the service at `baseUrl` (read only then).
  */
 export async function readAccountInput(ctx: Pick<Context, 'io' | 'env'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<AccountItem[]> {
-  const text = await readInputText(ctx, path, flag);
+  const source = sourceName(path);
+  const read = readRows(await readInputText(ctx, path, flag), source);
   let lookup: EmailLookup | undefined;
-  if (needsEmailLookup(text)) {
+  if (read.shape === 'import') {
     const [ledger, origin] = await Promise.all([readAccountsLedger(defaultPathOf(ACCOUNTS, ctx.env)), baseUrl().then((url) => new URL(url).origin)]);
     lookup = (holder) => ledger.findAccount(origin, holder)?.account_id;
   }
-  return parseAccountInput(text, sourceName(path), lookup).items;
+  return checkedItems(read, source, lookup);
 }

@@ -71,6 +71,7 @@ export function parseCsv(text: string): CsvRecord[] {
     }
   }
   if (quoted) throw new CsvSyntaxError(recordLine, 'a quoted field is not closed');
-  if (field !== '' || fields.length > 0 || fieldWasQuoted) endRecord();
+  // The last record, if the text does not end with a line end (if it does, this one is blank and dropped).
+  endRecord();
   return records;
 }

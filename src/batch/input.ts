@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Context } from '../types';
 import { UsageError } from '../errors';
 import { sanitizeLine } from '../output/sanitize';
-import { CsvSyntaxError, parseCsv } from './csv';
+import { CsvSyntaxError, parseCsv, type CsvRecord } from './csv';
 
 /**
  * Reading a batch's input: a CSV with a header row, NDJSON, or `-` for stdin. A job names its
@@ -90,20 +90,32 @@ export function ndjsonRows(content: string, columns: readonly string[], example:
 }
 
 /**
- * CSV rows under a header row naming `columns` (any subset, any order; an unknown or repeated
- * column fails the whole input). Cells are trimmed; an empty cell means "not given".
+ * A CSV's records, read whole: a syntax error, the header's included, is the usage error
+ * `<source>: line 3: why` (exit 2).
  */
-export function csvRows(content: string, source: string, columns: readonly string[]): RawRow[] {
-  let records;
+export function csvRecords(content: string, source: string): CsvRecord[] {
   try {
-    records = parseCsv(content);
+    return parseCsv(content);
   } catch (error) {
     if (error instanceof CsvSyntaxError) throw new UsageError(`${source}: line ${error.line}: ${error.message}`);
     throw error;
   }
+}
+
+/** A CSV's column names: those of its first record (a quoted name may span lines), trimmed. */
+export function csvHeader(header: CsvRecord): string[] {
+  return header.fields.map((name) => name.trim());
+}
+
+/**
+ * The rows of a CSV's records (`csvRecords`) under its header row naming `columns` (any subset,
+ * any order; an unknown or repeated column fails the whole input). Cells are trimmed; an empty
+ * cell means "not given".
+ */
+export function csvRows(records: readonly CsvRecord[], source: string, columns: readonly string[]): RawRow[] {
   const [header, ...body] = records;
   if (header === undefined) return [];
-  const names = header.fields.map((name) => name.trim());
+  const names = csvHeader(header);
   const unknown = names.filter((name) => !columns.includes(name));
   if (unknown.length > 0) {
     throw new UsageError(`${source}: line ${header.line}: unknown column ${unknown.map((name) => JSON.stringify(sanitizeLine(name))).join(', ')}; columns are ${columns.join(', ')}`);

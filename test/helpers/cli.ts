@@ -150,27 +150,28 @@ export const IN_PROCESS = 'TAXPREP_TEST_IN_PROCESS';
  */
 export const inProcess = process.env[IN_PROCESS] === '1';
 
-async function runInProcess(args: string[], env: Record<string, string>, input: string, tty: boolean, clock?: Clock): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+async function runInProcess(args: string[], env: Record<string, string>, input: string, tty: boolean, clock?: Clock, oneScreen = false): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const [{ main }, { CapturedStream }, { PassThrough }] = await Promise.all([import('../../src/cli'), import('./context'), import('node:stream')]);
   const stdout = new CapturedStream({ isTTY: tty });
-  const stderr = new CapturedStream({ isTTY: tty });
+  const stderr = oneScreen ? stdout : new CapturedStream({ isTTY: tty });
   const stdin = Object.assign(new PassThrough(), { isTTY: false });
   stdin.end(input);
   const exitCode = await main(args, { io: { stdout, stderr, stdin }, env, ...(clock === undefined ? {} : { clock }) });
-  return { exitCode, stdout: stdout.text(), stderr: stderr.text() };
+  return { exitCode, stdout: stdout.text(), stderr: oneScreen ? '' : stderr.text() };
 }
 
 /**
  * Runs the sources' `main` in the test's own process, always (as runCli does under
  * TAXPREP_TEST_IN_PROCESS), its output scanned like runCli's: for a test of a command's output that
  * needs no build and should count in the mutation tests. `tty` dresses stdout and stderr as
- * terminals (kept apart, unlike runCli's); stdin is never one. `clock` replaces the command's clock
+ * terminals (kept apart, unlike runCli's, unless `oneScreen`: then both write to one screen, all of
+ * it in `stdout`, in the order written); stdin is never one. `clock` replaces the command's clock
  * (its waits, its times), as `main` allows.
  */
-export async function runMain(args: string[], options: RunCliOptions & { clock?: Clock } = {}): Promise<CliResult> {
+export async function runMain(args: string[], options: RunCliOptions & { clock?: Clock; oneScreen?: boolean } = {}): Promise<CliResult> {
   registerGiven(options);
   const env = cliEnv(options.home ?? makeHome(), options.env);
-  return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', options.tty === true, options.clock), { argv: args });
+  return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', options.tty === true, options.clock, options.oneScreen), { argv: args });
 }
 
 export interface StartedCli {

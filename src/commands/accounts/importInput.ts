@@ -1,7 +1,6 @@
 import { CreateAccountRequest, fieldErrors } from '../../contract';
 import { UsageError } from '../../errors';
-import { badRowsError, checkRows, csvRows, firstLine, ndjsonRows, type RowProblem } from '../../batch/input';
-import { parseCsv } from '../../batch/csv';
+import { badRowsError, checkRows, csvHeader, csvRecords, csvRows, firstLine, ndjsonRows, type RowProblem } from '../../batch/input';
 import { IMPORT_COLUMNS, booleanCell } from '../../batch/accountInput';
 
 /** One account to create: the request body, and the input line it came from. */
@@ -39,9 +38,11 @@ export function readImport(text: string, source: string): ImportInput {
   const first = firstLine(text);
   if (first === undefined) throw new UsageError(`${source} holds no accounts`, { hint: 'Give a CSV with a header row (email,first_name,last_name,...) or NDJSON objects.' });
   const columns: readonly string[] = IMPORT_COLUMNS;
-  const raws = first.startsWith('{') ? ndjsonRows(text, columns, '{"email": "jane@example.com", "first_name": "Jane", "last_name": "Doe"}') : csvRows(text, source, columns);
-  if (!first.startsWith('{')) {
-    const header = (parseCsv(first)[0]?.fields ?? []).map((name) => name.trim());
+  // A CSV is read whole once: its header is its first record (a non-blank first line makes one).
+  const records = first.startsWith('{') ? undefined : csvRecords(text, source);
+  const raws = records === undefined ? ndjsonRows(text, columns, '{"email": "jane@example.com", "first_name": "Jane", "last_name": "Doe"}') : csvRows(records, source, columns);
+  if (records !== undefined) {
+    const header = csvHeader(records[0]!);
     const missing = REQUIRED_COLUMNS.filter((name) => !header.includes(name));
     if (missing.length > 0) throw new UsageError(`${source}: the header row has no ${missing.join(', ')} column${missing.length === 1 ? '' : 's'}; columns are ${IMPORT_COLUMNS.join(', ')}`);
   }

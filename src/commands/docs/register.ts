@@ -61,7 +61,7 @@ export const syncDocuments: CommandSpec = {
     'A file counts as uploaded when the ledger recorded its content for the account and year, or the\n' +
     'account has a document of that name and year. A run killed at any moment resumes without storing a\n' +
     'file twice; only one run works on the ledger at a time (exit 10 when another holds it).',
-  exitCodes: [...SERVICE_WITH_KEY, ['PARTIAL', 'some files were not uploaded; each is reported'], 'LOCKED', 'INTERRUPTED'],
+  exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', "an account's document list answered 404 (no such account): nothing was uploaded"], ['PARTIAL', 'some files were not uploaded; each is reported'], 'LOCKED', 'INTERRUPTED'],
   load: () => import('./sync'),
 };
 

@@ -7,7 +7,7 @@ import * as z from 'zod';
 import type { ApiClient, ApiResponse } from '../../api/types';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import { openFileSetProgress, type FileSetProgress } from '../../batch/fileSetProgress';
-import { checkRows, csvRows, firstLine, ndjsonRows, readInputText, sourceName } from '../../batch/input';
+import { checkRows, csvRecords, csvRows, firstLine, ndjsonRows, readInputText, sourceName } from '../../batch/input';
 import { ledgerPathOf, withLedger } from '../../batch/ledger';
 import { DOCUMENTS, DocumentsLedger, DocumentsLedgerView, readDocumentsLedger, type DocumentTarget } from '../../batch/ledgers/documents';
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
@@ -90,7 +90,7 @@ async function readManifest(ctx: Context, options: SyncOptions, manifest: string
   const source = sourceName(manifest);
   const first = firstLine(text);
   if (first === undefined) throw new UsageError(`--manifest ${source} names no files`, { hint: 'Give a CSV with a path,account_id,tax_year header, or NDJSON objects with those keys.' });
-  const rows = first.startsWith('{') ? ndjsonRows(text, MANIFEST_COLUMNS, '{"path": "ada/w2.pdf", "account_id": 1001, "tax_year": 2025}') : csvRows(text, source, MANIFEST_COLUMNS);
+  const rows = first.startsWith('{') ? ndjsonRows(text, MANIFEST_COLUMNS, '{"path": "ada/w2.pdf", "account_id": 1001, "tax_year": 2025}') : csvRows(csvRecords(text, source), source, MANIFEST_COLUMNS);
   const list: SourceList = { sources: [], problems: [], leftOut: { hidden: 0, excluded: 0, notRegular: 0 } };
   const excluded = excluder(options.excludes);
   const { items, bad } = checkRows<ManifestRow>(rows, (row) => {
