@@ -282,7 +282,11 @@ export async function openDataDirPersistence(directory: string, loaded: LoadedDa
     const previous = journal;
     journal = undefined;
     await previous?.close().catch(() => {});
-    journal = await openJournal(journalPath, await startJournal(journalPath, next)).catch(() => undefined);
+    // The write is on disk from here, whatever happens to the journal: a journal that cannot be
+    // started (a full disk) leaves none, and the next write makes another snapshot instead.
+    journal = await startJournal(journalPath, next)
+      .then((bytes) => openJournal(journalPath, bytes))
+      .catch(() => undefined);
   }
 
   return {
