@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { storageFullReason } from '../../src/mock/persistence';
 import { DEMO_API_KEYS, DEMO_FIXTURE } from '../../src/mock/seed';
 import { createMockServer, type MockServer } from '../../src/mock/server';
 import { openStore } from '../../src/mock/store';
@@ -16,6 +17,8 @@ const disk = vi.hoisted(() => ({
   failWith: undefined as string | undefined,
   /** When set, only writes of files whose name ends with this fail (appends to the journal go on). */
   onlyFile: undefined as string | undefined,
+  /** Every file written whole: its path, and whether it was to be flushed to the disk. */
+  written: [] as Array<{ path: string; durable: boolean }>,
 }));
 vi.mock('../../src/lib/files', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/lib/files')>();
@@ -23,7 +26,10 @@ vi.mock('../../src/lib/files', async (importOriginal) => {
   const fails = (path?: string) => disk.failWith !== undefined && (disk.onlyFile === undefined || path?.endsWith(disk.onlyFile) === true);
   return {
     ...actual,
-    writeFileAtomically: (...args: Parameters<typeof actual.writeFileAtomically>) => (fails(args[0]) ? full() : actual.writeFileAtomically(...args)),
+    writeFileAtomically: (...args: Parameters<typeof actual.writeFileAtomically>) => {
+      disk.written.push({ path: args[0], durable: args[2].durable });
+      return fails(args[0]) ? full() : actual.writeFileAtomically(...args);
+    },
     // A reset stages a snapshot (src/mock/persistence.ts), so the disk fills there too.
     stageFileAtomically: (...args: Parameters<typeof actual.stageFileAtomically>) => (fails(args[0]) ? full() : actual.stageFileAtomically(...args)),
     // Every other write appends to the journal (src/mock/journal.ts).
@@ -41,6 +47,7 @@ const newDataDir = async () => {
 afterEach(async () => {
   disk.failWith = undefined;
   disk.onlyFile = undefined;
+  disk.written = [];
   await Promise.all(opened.splice(0).map((server) => server.close()));
   await Promise.all(dataDirs.splice(0).map((dataDir) => rm(dataDir, { recursive: true, force: true })));
 });
@@ -156,5 +163,40 @@ describe('the store of a data directory when the disk fails', () => {
     expect(reopened.state.accounts[0]!.last_name).toBe(DEMO_FIXTURE.accounts[0]!.last_name);
     await reopened.close();
   });
+
+  it('leaves no temporary directory behind when an in-memory store cannot write its seed documents', async () => {
+    const temporary = await mkdtemp(join(tmpdir(), 'taxprep-tmp-'));
+    vi.stubEnv('TMPDIR', temporary);
+    try {
+      disk.failWith = 'ENOSPC';
+      await expect(openStore({ fixture: DEMO_FIXTURE })).rejects.toMatchObject({ code: 'ENOSPC' });
+      expect(await readdir(temporary)).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+      await rm(temporary, { recursive: true, force: true });
+    }
+  });
+
+  it('flushes every document file of a data directory to the disk before the upload is acknowledged', async () => {
+    const dataDir = await newDataDir();
+    const server = await start(dataDir, { storage: [], internal: [] });
+    const form = new FormData();
+    form.set('tax_year', '2024');
+    form.set('file', new Blob(['hello'], { type: 'text/plain' }), 'notes.txt');
+    const upload = await fetch(`${server.baseUrl}/accounts/1001/documents`, { method: 'POST', headers: auth, body: form });
+    expect(upload.status).toBe(201);
+    const blobs = disk.written.filter(({ path }) => path.startsWith(join(dataDir, 'blobs')));
+    // The seed's documents, and the upload.
+    expect(blobs).toHaveLength(DEMO_FIXTURE.documents.length + 1);
+    expect(blobs.every(({ durable }) => durable)).toBe(true);
+  });
 });
 
+describe('storageFullReason', () => {
+  it('tells a full disk, a quota and a file too large by the error code, and nothing else', () => {
+    expect(storageFullReason(Object.assign(new Error('x'), { code: 'ENOSPC' }))).toBe('is full (ENOSPC)');
+    expect(storageFullReason({ code: 'EDQUOT' })).toBe('is over its disk quota (EDQUOT)');
+    expect(storageFullReason({ code: 'EFBIG' })).toBe('cannot hold a file that large (EFBIG)');
+    for (const other of [{ code: 'EIO' }, { code: 'toString' }, new Error('no code'), null, undefined, 'ENOSPC']) expect(storageFullReason(other)).toBeUndefined();
+  });
+});
