@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -273,6 +273,20 @@ describe('a batch', () => {
     expect(unread.exitCode).toBe(2);
     expect(unread.stderr).toContain(`error: --from ${missing}: `);
     expect(mock.deps.requestLog.entries()).toHaveLength(2);
+  });
+
+  it('takes the file given to accounts import: each row is the account that import created, found in its ledger for this service', async () => {
+    const file = join(dataHome, 'clients.csv');
+    writeFileSync(file, 'email,first_name,last_name\nnew.one@example.com,New,One\nnew.two@example.com,New,Two\n');
+    const imported = await taxprep(['--json', 'accounts', 'import', file]);
+    expect(imported.exitCode).toBe(0);
+    const created = mock.deps.store.state.accounts.filter((account) => account.email.startsWith('new.')).map((account) => account.id);
+    expect(created).toHaveLength(2);
+    // Each account came with its first link; login-link makes one more each.
+    expect(created.map(issuedFor)).toEqual([1, 1]);
+    const links = await taxprep(['--json', 'login-link', '--from', file, '--no-notify']);
+    expect(links.exitCode).toBe(0);
+    expect(created.map(issuedFor)).toEqual([2, 2]);
   });
 
   it('refuses bad input lines before sending anything', async () => {

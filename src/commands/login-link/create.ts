@@ -89,7 +89,7 @@ async function generateSingle(session: Session, options: LoginLinkOptions, item:
         ['User', format.text(record.user_email)],
         ['Expires', format.date(record.expires_at)],
         ['Purpose', format.text(record.purpose)],
-        // Null or left out: the contract makes these fields optional.
+        // Null, or left out by a service that does not send it: no row.
         ['Redirect', record.redirect_url == null ? undefined : format.text(record.redirect_url)],
         ['Email sent', typeof record.notification_sent === 'boolean' ? (record.notification_sent ? 'yes' : 'no') : undefined],
         ['Links replaced', record.previous_links_invalidated == null ? undefined : format.text(record.previous_links_invalidated)],
