@@ -305,7 +305,8 @@ describe('data-dir store', () => {
   });
 
   it('releases every file it held when it closes', async () => {
-    const openFiles = async () => (await readdir('/proc/self/fd')).length;
+    // The process's open descriptors (Linux and macOS alike).
+    const openFiles = async () => (await readdir('/dev/fd')).length;
     const cycle = async () => {
       const store = await openStore({ fixture: SMALL_FIXTURE, dataDir });
       store.state.accounts[0]!.last_name = 'Cycled';
