@@ -34,6 +34,9 @@ export class DataDirError extends Error {
   }
 }
 
+/** A file of the data directory that cannot be read (not damaged: unreadable, such as a directory in its place). */
+const cannotRead = (path: string, error: unknown) => new DataDirError(`${path}: cannot read the saved state (${error instanceof Error ? error.message : String(error)})`);
+
 const records = z.array(z.record(z.string(), z.unknown()));
 
 // The shape, not every field rule: enough to refuse a damaged or hand-edited file before it is used.
@@ -61,7 +64,7 @@ async function readStateFile(directory: string): Promise<MockState | undefined> 
     raw = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
-    throw new DataDirError(`${path}: cannot read the saved state (${error instanceof Error ? error.message : String(error)})`);
+    throw cannotRead(path, error);
   }
   let json: unknown;
   try {
@@ -77,9 +80,9 @@ async function readStateFile(directory: string): Promise<MockState | undefined> 
   }
   const parsed = StateFileSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue ? [issue.path.map(String).join('.'), issue.message].filter(Boolean).join(': ') : 'unexpected shape';
-    throw refuse(`a damaged state file (${where})`);
+    // A failed parse has an issue, and it has a path: the top level is an object (its format was read above).
+    const issue = parsed.error.issues[0]!;
+    throw refuse(`a damaged state file (${issue.path.map(String).join('.')}: ${issue.message})`);
   }
   return parsed.data.state as unknown as MockState;
 }
@@ -113,8 +116,8 @@ const STORAGE_FULL: Record<string, string> = { ENOSPC: 'is full', EDQUOT: 'is ov
 
 /** What a failed write says about the disk (`is full`), when the disk is why it failed. */
 export function storageFullReason(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && Object.hasOwn(STORAGE_FULL, code) ? `${STORAGE_FULL[code]} (${code})` : undefined;
+  const code = String((error as { code?: unknown } | null)?.code);
+  return Object.hasOwn(STORAGE_FULL, code) ? `${STORAGE_FULL[code]} (${code})` : undefined;
 }
 
 /**
@@ -128,8 +131,9 @@ export function createCommitQueue(write: () => Promise<void>): { commit(): Promi
   let running: Promise<void> | undefined;
   let waiting: Promise<void> | undefined;
   const start = (): Promise<void> => {
+    // The next write starts only once this one has settled (a waiting commit chains on it), so none has replaced it here.
     const run: Promise<void> = write().finally(() => {
-      if (running === run) running = undefined;
+      running = undefined;
     });
     running = run;
     return run;
@@ -166,11 +170,12 @@ interface LoadedDataDir {
   journalBytes: number;
 }
 
+/** Whether a file of the data directory is there; one that cannot even be looked up (a symbolic link loop) is refused. */
 const exists = (path: string) => access(path).then(
   () => true,
   (error: unknown) => {
     if ((error as { code?: unknown }).code === 'ENOENT') return false;
-    throw error;
+    throw cannotRead(path, error);
   },
 );
 
@@ -215,20 +220,18 @@ export async function loadDataDir(directory: string, seed: () => Promise<MockSta
     snapshot = await readSnapshot(snapshotPath);
   } catch (error) {
     if (error instanceof SnapshotDamage) throw refuse(snapshotPath, `a damaged snapshot (${error.message})`);
-    throw new DataDirError(`${snapshotPath}: cannot read the saved state (${error instanceof Error ? error.message : String(error)})`);
+    throw cannotRead(snapshotPath, error);
   }
   const journalPath = join(directory, JOURNAL_FILE);
   const { state, generation } = snapshot;
   const snapshotBytes = (await stat(snapshotPath)).size;
-  let replayed = { current: false, bytes: 0 };
-  try {
-    // A snapshot without a journal: a crash before the first journal was in place.
-    if (await exists(journalPath)) replayed = await replayJournal(journalPath, state, generation);
-  } catch (error) {
-    if (error instanceof JournalDamage) throw refuse(journalPath, `a damaged journal (${error.message})`);
-    throw new DataDirError(`${journalPath}: cannot read the saved state (${error instanceof Error ? error.message : String(error)})`);
-  }
-  const journalBytes = replayed.current ? replayed.bytes : await startJournal(journalPath, generation);
+  // A snapshot without a journal (a crash before the first journal was in place), or beside the journal of an older one: it gets a new journal.
+  const replayed = (await exists(journalPath))
+    ? await replayJournal(journalPath, state, generation).catch((error: unknown) => {
+        throw error instanceof JournalDamage ? refuse(journalPath, `a damaged journal (${error.message})`) : cannotRead(journalPath, error);
+      })
+    : undefined;
+  const journalBytes = replayed?.current ? replayed.bytes : await startJournal(journalPath, generation);
   return { state, generation, snapshotBytes, journalBytes };
 }
 
@@ -282,7 +285,11 @@ export async function openDataDirPersistence(directory: string, loaded: LoadedDa
     const previous = journal;
     journal = undefined;
     await previous?.close().catch(() => {});
-    journal = await openJournal(journalPath, await startJournal(journalPath, next)).catch(() => undefined);
+    // The write is on disk from here, whatever happens to the journal: a journal that cannot be
+    // started (a full disk) leaves none, and the next write makes another snapshot instead.
+    journal = await startJournal(journalPath, next)
+      .then((bytes) => openJournal(journalPath, bytes))
+      .catch(() => undefined);
   }
 
   return {

@@ -30,6 +30,8 @@ export async function openStore(options: StoreOptions): Promise<MockStore> {
 
 async function openInMemoryStore(fixture: Fixture): Promise<MockStore> {
   const directory = await mkdtemp(join(tmpdir(), 'taxprep-mock-'));
+  // Already gone is fine: a tmp cleaner may have removed it.
+  const remove = () => rm(directory, { recursive: true, force: true });
   const blobs = createBlobStore(directory, { durable: false });
   try {
     let state = await seed(fixture, blobs);
@@ -41,10 +43,10 @@ async function openInMemoryStore(fixture: Fixture): Promise<MockStore> {
         state = fresh;
       },
       commit: async () => {},
-      close: () => rm(directory, { recursive: true, force: true }),
+      close: remove,
     });
   } catch (error) {
-    await rm(directory, { recursive: true, force: true });
+    await remove();
     throw error;
   }
 }
@@ -155,10 +157,10 @@ function storeOf(fixture: Fixture, blobs: DirectoryBlobStore, persistence: Persi
       const fresh = await seed(fixture, blobs);
       persistence.replace(fresh);
       // Through the same commit as every request: a reset that cannot be saved leaves the saved
-      // state in place, in memory too, and the new seed's files are removed.
+      // state in place, in memory too, and the new seed's files are removed (all of them: a seed's
+      // blobs are named after its run, `seed-<run>-<id>`, so the saved state refers to none of them).
       await persistence.commit().catch(async (error: unknown) => {
-        const kept = new Set(persistence.state.documents.map((document) => document.blob));
-        await inBatches(fresh.documents.filter((document) => !kept.has(document.blob)), (document) => blobs.remove(document.blob));
+        await inBatches(fresh.documents, (document) => blobs.remove(document.blob));
         throw error;
       });
       // Only the previous state's files: an upload still in flight keeps its blob.

@@ -88,6 +88,7 @@ describe('login-link flags refused locally', () => {
     [['login-link', '1001', '--custom-subject', 'a\u0007b'], '--custom-subject must not contain control characters'],
     [['login-link', '1001', '--no-notify', '--custom-subject', 'Hi'], '--no-notify sends no email'],
     [['login-link', '1', '2', '--user-email', 'a@b.co'], '--user-email names a user of one account'],
+    [['login-link', '--from', 'c.csv', '--user-email', 'a@b.co'], '--user-email names a user of one account'],
     [['login-link', '1', '2', '--concurrency', '17'], '--concurrency must be an integer from 1 to 16'],
     [['login-link', 'abc'], 'argument 1: account_id must be a positive integer'],
     [['login-link', 'renew'], '--from FILE is required'],

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { main } from '../../src/cli';
 import { Ledger } from '../../src/batch/ledgers/loginLinks';
 import { parseFixture } from '../../src/mock/fixture';
 import { CapturedStream } from '../helpers/context';
+import { MINIMAL_KEY, startContractMinimalServer } from '../helpers/contractMinimalServer';
 import { startMock, type RunningMock } from '../helpers/mock';
 import { BATCH_KEYS, BEACON_ACCOUNT_ID, FIRST_ACCOUNT_ID, SPOUSE_EMAIL, batchFixture } from '../e2e/login-link.fixture';
 
@@ -58,6 +59,8 @@ describe('a single link', () => {
   it('prints a card on a terminal and records the link (without its URL) in the ledger', async () => {
     const result = await taxprep(['login-link', String(FIRST_ACCOUNT_ID), '--expiry-hours', '48', '--purpose', 'support_request'], { tty: true });
     expect(result.exitCode).toBe(0);
+    // On a terminal, what it is about to do first (stdin is no terminal here: nothing is asked).
+    expect(result.stderr).toContain(`This will generate a login link for account ${FIRST_ACCOUNT_ID}:\n  - emails it to the primary holder of account ${FIRST_ACCOUNT_ID}\n`);
     expect(result.stdout).toContain(`Login link for account ${FIRST_ACCOUNT_ID}`);
     expect(result.stdout).toMatch(/Link:\s+http:\/\/127\.0\.0\.1:\d+\/auth\/partner-login\//);
     expect(result.stdout).toMatch(/Purpose:\s+support_request/);
@@ -91,6 +94,18 @@ describe('a single link', () => {
     expect(several.exitCode).toBe(2);
     expect(several.stderr).toContain('--user-email names a user of one account');
     expect(mock.deps.requestLog.entries()).toEqual([]);
+  });
+
+  it('shows only the rows a service answered: one that leaves the optional fields out gets no Email sent, Redirect or Links replaced', async () => {
+    const minimal = await startContractMinimalServer();
+    try {
+      const result = await taxprep(['login-link', '2001'], { tty: true, env: { TAXPREP_BASE_URL: minimal.baseUrl(), TAXPREP_API_KEY: MINIMAL_KEY } });
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toMatch(/^Login link for account 2001\nLink: +https:\/\/app\.example\/auth\/partner-login\/tokL\nUser: +ada@example\.com\n/);
+      for (const row of ['Email sent', 'Redirect', 'Links replaced']) expect(result.stdout).not.toContain(row);
+    } finally {
+      await minimal.close();
+    }
   });
 
   it('prints the service document with --json, for the spouse with --user-email', async () => {
@@ -247,6 +262,31 @@ describe('a batch', () => {
     expect(restarted.exitCode).toBe(9);
     expect(restarted.stderr).not.toContain('Resuming');
     expect(issuedFor(FIRST_ACCOUNT_ID)).toBe(2);
+  });
+
+  it('says on a terminal what a batch is about to do, and names --from when its file cannot be read', async () => {
+    const batch = await taxprep(['login-link', String(FIRST_ACCOUNT_ID), String(FIRST_ACCOUNT_ID + 1), '--no-notify'], { tty: true });
+    expect(batch.exitCode).toBe(0);
+    expect(batch.stderr).toContain(`This will generate up to 2 login links, for accounts ${FIRST_ACCOUNT_ID} and ${FIRST_ACCOUNT_ID + 1}:\n  - sends no email (--no-notify)\n`);
+    const missing = join(dataHome, 'missing.csv');
+    const unread = await taxprep(['login-link', '--from', missing]);
+    expect(unread.exitCode).toBe(2);
+    expect(unread.stderr).toContain(`error: --from ${missing}: `);
+    expect(mock.deps.requestLog.entries()).toHaveLength(2);
+  });
+
+  it('takes the file given to accounts import: each row is the account that import created, found in its ledger for this service', async () => {
+    const file = join(dataHome, 'clients.csv');
+    writeFileSync(file, 'email,first_name,last_name\nnew.one@example.com,New,One\nnew.two@example.com,New,Two\n');
+    const imported = await taxprep(['--json', 'accounts', 'import', file]);
+    expect(imported.exitCode).toBe(0);
+    const created = mock.deps.store.state.accounts.filter((account) => account.email.startsWith('new.')).map((account) => account.id);
+    expect(created).toHaveLength(2);
+    // Each account came with its first link; login-link makes one more each.
+    expect(created.map(issuedFor)).toEqual([1, 1]);
+    const links = await taxprep(['--json', 'login-link', '--from', file, '--no-notify']);
+    expect(links.exitCode).toBe(0);
+    expect(created.map(issuedFor)).toEqual([2, 2]);
   });
 
   it('refuses bad input lines before sending anything', async () => {

@@ -1,12 +1,19 @@
-import { copyFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { trackState } from '../../src/mock/changes';
 import type { MockStore } from '../../src/mock/deps';
 import { parseFixture, stateFromFixture, type Fixture } from '../../src/mock/fixture';
+import { journalBound } from '../../src/mock/persistence';
 import { DataDirError, openStore } from '../../src/mock/store';
 import type { MockState } from '../../src/mock/state';
+
+// The commit's crash points, in process: each arrival is handed to the test, which looks at the disk
+// at that moment. The kills themselves are proved end to end by test/mock/crashPoints.test.ts.
+const crashPoints = vi.hoisted(() => ({ arrived: (_point: string) => {} }));
+vi.mock('../../src/lib/crashPoints', () => ({ crashPoint: (point: string) => crashPoints.arrived(point) }));
 
 const FIXTURE: Fixture = parseFixture({
   partners: [{ id: 1, name: 'Solo', api_keys: [{ key: 'tpk_testKeySolo00000000000001', label: 'main' }] }],
@@ -31,9 +38,26 @@ beforeEach(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'taxprep-journal-test-'));
 });
 afterEach(async () => {
+  crashPoints.arrived = () => {};
   await closeAll();
   await rm(dataDir, { recursive: true, force: true });
 });
+
+/** The generation of the snapshot on disk, read at once (the header is its first line). */
+const generationOnDisk = () => (JSON.parse(readFileSync(snapshot(), 'utf8').split('\n', 1)[0]!) as { generation: number }).generation;
+
+/** What opening the directory is refused with: the user sees the message, after `--data-dir: `. */
+const refusal = async () => {
+  const error: unknown = await openStore({ fixture: FIXTURE, dataDir }).then(
+    (store) => {
+      opened.push(store);
+      return undefined;
+    },
+    (failure: unknown) => failure,
+  );
+  expect(error).toBeInstanceOf(DataDirError);
+  return { name: (error as Error).name, message: (error as Error).message };
+};
 
 /** Opens the directory, makes each change and commits it, and closes. */
 async function commitEach(...changes: Array<(state: MockState) => void>): Promise<void> {
@@ -188,6 +212,110 @@ describe('the journal of a data directory', () => {
     const reopened = await openDir({ onNotice: (line) => again.push(line) });
     expect(reopened.state.accounts[0]!.last_name).toBe('FromStateJson');
     expect(again).toEqual([]);
+    // The backup is the user's, not a leftover of an interrupted write: start-up keeps it.
+    expect(await readFile(join(dataDir, 'state.json.bak'), 'utf8')).toBe(old);
+  });
+
+  it('opens a snapshot whose journal a crash kept from being written, and keeps the writes after it', async () => {
+    await commitEach(() => {});
+    await rm(journal());
+    await commitEach((state) => {
+      state.accounts[1]!.first_name = 'AfterIt';
+    });
+    const store = await openDir();
+    expect(store.state.accounts.map((account) => account.first_name)).toEqual(['Sol', 'AfterIt']);
+  });
+
+  it('writes nothing for a commit that changed nothing (a read)', async () => {
+    const store = await openDir();
+    store.state.accounts[0]!.first_name = 'Changed';
+    await store.commit();
+    const before = { snapshot: await readFile(snapshot()), journal: await readFile(journal()) };
+    await store.commit();
+    await store.commit();
+    expect({ snapshot: await readFile(snapshot()), journal: await readFile(journal()) }).toEqual(before);
+  });
+
+  it('lets the journal grow to its bound exactly, and makes a snapshot at the first write past it', async () => {
+    const store = await openDir();
+    const bound = journalBound((await stat(snapshot())).size);
+    expect(bound).toBe(8 * 1024 * 1024);
+    let name = 0;
+    /** Commits a last name of `length` characters (distinct each time); resolves to how much the journal grew. */
+    const commitName = async (length: number) => {
+      const before = (await stat(journal())).size;
+      name += 1;
+      store.state.accounts[0]!.last_name = `${name}`.padEnd(length, 'x');
+      await store.commit();
+      return (await stat(journal())).size - before;
+    };
+    // A record is its frame and the change: a fixed part and the name's characters.
+    const fixed = (await commitName(10)) - 10;
+    while ((await stat(journal())).size + fixed + 1_000_000 < bound) await commitName(1_000_000);
+    await commitName(bound - (await stat(journal())).size - fixed);
+    expect((await stat(journal())).size).toBe(bound);
+    expect(generationOnDisk()).toBe(1);
+    // At the bound, not past it: still appended.
+    await commitName(10);
+    expect(generationOnDisk()).toBe(1);
+    expect((await stat(journal())).size).toBe(bound + fixed + 10);
+    // Past it: the next write is a snapshot, and the journal starts again.
+    await commitName(10);
+    expect(generationOnDisk()).toBe(2);
+    expect((await stat(journal())).size).toBeLessThan(200);
+    await closeAll();
+    expect((await openDir()).state.accounts[0]!.last_name).toBe(`${name}`.padEnd(10, 'x'));
+  });
+
+  it('bounds the journal by half the snapshot once the snapshot is past 16 MiB, and by 8 MiB below that', () => {
+    expect(journalBound(1024)).toBe(8 * 1024 * 1024);
+    expect(journalBound(16 * 1024 * 1024)).toBe(8 * 1024 * 1024);
+    expect(journalBound(40 * 1024 * 1024)).toBe(20 * 1024 * 1024);
+  });
+
+  it('puts its crash points around the moment a write is on disk: an append to the journal, and a new snapshot', async () => {
+    const store = await openDir();
+    const seen: string[] = [];
+    crashPoints.arrived = (point) => seen.push(`${point}: snapshot ${generationOnDisk()}, journal ${statSync(journal()).size} bytes`);
+    const journalBefore = (await stat(journal())).size;
+    store.state.accounts[0]!.first_name = 'Appended';
+    await store.commit();
+    const journalAfter = (await stat(journal())).size;
+    await store.reset();
+    expect(seen).toEqual([
+      `mock.before-commit: snapshot 1, journal ${journalBefore} bytes`,
+      `mock.after-commit: snapshot 1, journal ${journalAfter} bytes`,
+      // A reset is saved as a snapshot: the previous one is in place until the commit, the new one after it.
+      `mock.before-commit: snapshot 1, journal ${journalAfter} bytes`,
+      `mock.after-commit: snapshot 2, journal ${journalAfter} bytes`,
+    ]);
+  });
+
+  it.each([
+    ['the snapshot', 'state.snapshot'],
+    ['the journal', 'state.journal'],
+    ['the state file of an earlier version', 'state.json'],
+  ])('refuses a directory in place of %s, naming it, and leaves it alone', async (_what, name) => {
+    await commitEach(() => {});
+    await rm(join(dataDir, name), { force: true });
+    await mkdir(join(dataDir, name, 'occupied'), { recursive: true });
+    expect(await refusal()).toEqual({
+      name: 'DataDirError',
+      message: `${join(dataDir, name)}: cannot read the saved state (EISDIR: illegal operation on a directory, read)`,
+    });
+    expect(await readdir(join(dataDir, name))).toEqual(['occupied']);
+  });
+
+  it('refuses a snapshot that cannot even be looked up (a symbolic link to itself), rather than taking the directory for a new one', async () => {
+    await commitEach((state) => {
+      state.accounts[0]!.first_name = 'Saved';
+    });
+    await rm(snapshot());
+    await symlink(snapshot(), snapshot());
+    expect(await refusal()).toEqual({
+      name: 'DataDirError',
+      message: `${snapshot()}: cannot read the saved state (ELOOP: too many symbolic links encountered, access '${snapshot()}')`,
+    });
   });
 });
 

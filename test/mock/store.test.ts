@@ -7,9 +7,9 @@ import { text } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DirectoryBlobStore } from '../../src/mock/blobStore';
 import { BlobTooLargeError, type MockStore } from '../../src/mock/deps';
-import { parseFixture, type Fixture } from '../../src/mock/fixture';
+import { parseFixture, stateFromFixture, type Fixture } from '../../src/mock/fixture';
 import { DEMO_FIXTURE } from '../../src/mock/seed';
-import { createCommitQueue, loadDataDir } from '../../src/mock/persistence';
+import { createCommitQueue, loadDataDir, removeStateLeftovers, writeDataDirState } from '../../src/mock/persistence';
 import { DataDirError, openStore } from '../../src/mock/store';
 
 const SMALL_FIXTURE: Fixture = parseFixture({
@@ -111,6 +111,17 @@ describe('in-memory store', () => {
     expect(existsSync(directory)).toBe(true);
     await store.close();
     expect(existsSync(directory)).toBe(false);
+  });
+
+  it('keeps its files in a temporary directory named after it, which a killed mock leaves for the operator to recognise', async () => {
+    const store = await openTracked({ fixture: SMALL_FIXTURE });
+    expect(directoryOf(store).startsWith(join(tmpdir(), 'taxprep-mock-'))).toBe(true);
+  });
+
+  it('closes cleanly when its temporary directory was already removed (a tmp cleaner)', async () => {
+    const store = await openStore({ fixture: SMALL_FIXTURE });
+    await rm(directoryOf(store), { recursive: true });
+    await expect(store.close()).resolves.toBeUndefined();
   });
 });
 
@@ -221,9 +232,11 @@ describe('data-dir store', () => {
 
   it('refuses a data directory that another running mock holds, and takes over from a crashed one', async () => {
     await openTracked({ fixture: SMALL_FIXTURE, dataDir });
-    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toThrow(
-      `${dataDir}: in use by another mock service (process ${process.pid}); stop it or choose another --data-dir`,
-    );
+    // toMatchObject, not toThrow: vitest's rejects.toThrow(message) passes on a rejection with no error at all.
+    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toMatchObject({
+      name: 'DataDirError',
+      message: `${dataDir}: in use by another mock service (process ${process.pid}); stop it or choose another --data-dir`,
+    });
     await closeAll();
     expect(await readdir(dataDir)).not.toContain('lock');
     // A pid above Linux's largest possible one: the process that wrote this lock is gone.
@@ -236,8 +249,88 @@ describe('data-dir store', () => {
   it('refuses a data directory whose lock another mock has created but not yet written', async () => {
     // What a second mock finds in the instant between the first one's create and its write.
     await writeFile(join(dataDir, 'lock'), '');
-    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toThrow(`${dataDir}: in use by another mock service; stop it or choose another --data-dir`);
+    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir })).rejects.toMatchObject({
+      name: 'DataDirError',
+      message: `${dataDir}: in use by another mock service; stop it or choose another --data-dir`,
+    });
     expect(await readFile(join(dataDir, 'lock'), 'utf8')).toBe('');
+  });
+
+  it('refuses a --data-dir that is a file, naming it and why', async () => {
+    const file = join(dataDir, 'a-file');
+    await writeFile(file, 'not a directory');
+    await expect(openStore({ fixture: SMALL_FIXTURE, dataDir: file })).rejects.toMatchObject({
+      name: 'DataDirError',
+      message: `${file}: cannot be used as a data directory (ENOTDIR: not a directory, mkdir '${join(file, 'blobs')}')`,
+    });
+    expect(await readFile(file, 'utf8')).toBe('not a directory');
+  });
+
+  it('opens a directory written whole by writeDataDirState (how the scale bench makes one) as its saved state', async () => {
+    const { state } = stateFromFixture(SMALL_FIXTURE, new Date('2026-01-01T00:00:00Z'));
+    state.accounts[0]!.last_name = 'Written';
+    await writeDataDirState(dataDir, state);
+    expect((await readdir(dataDir)).sort()).toEqual(['state.journal', 'state.snapshot']);
+    const store = await openTracked({ fixture: DEMO_FIXTURE, dataDir });
+    expect(store.state.accounts.map((account) => [account.id, account.last_name])).toEqual([[3, 'Written']]);
+  });
+
+  it('removes only its own interrupted writes at start-up: the files of others, and the backup of a conversion, stay', async () => {
+    const ours = ['state.snapshot.1a2b.partial', 'state.journal.3c4d.partial', 'state.json.5e6f.partial'];
+    const others = ['state.json.bak', 'notes.partial', 'state.snapshot.old', 'snapshot.partial'];
+    for (const name of [...ours, ...others]) await writeFile(join(dataDir, name), name);
+    await removeStateLeftovers(dataDir);
+    expect((await readdir(dataDir)).sort()).toEqual([...others].sort());
+  });
+
+  it('stops its sweep of leftovers at close, touches nothing after it, and the next start-up sweeps the rest', async () => {
+    const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    await first.close();
+    // Uploads whose commit a crash prevented: blobs no record refers to.
+    const orphans = Array.from({ length: 300 }, (_, index) => `orphan-${index}`);
+    for (const name of orphans) await writeFile(join(dataDir, 'blobs', name), name);
+    const orphansLeft = async () => (await readdir(join(dataDir, 'blobs'))).filter((name) => name.startsWith('orphan-')).length;
+
+    // Closed at once: a directory of a million files does not hold up a stop.
+    const store = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    await store.close();
+    const left = await orphansLeft();
+    expect(left).toBeGreaterThan(0);
+    // Released means untouched: another mock may own the directory now.
+    for (let look = 0; look < 20; look += 1) expect(await orphansLeft()).toBe(left);
+
+    const next = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    await vi.waitFor(async () => expect(await orphansLeft()).toBe(0));
+    expect(await readdir(join(dataDir, 'blobs'))).toEqual([next.state.documents[0]!.blob]);
+  });
+
+  it('releases every file it held when it closes', async () => {
+    // The process's open descriptors (Linux and macOS alike).
+    const openFiles = async () => (await readdir('/dev/fd')).length;
+    const cycle = async () => {
+      const store = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+      store.state.accounts[0]!.last_name = 'Cycled';
+      await store.commit();
+      await store.close();
+    };
+    // The first cycle may open what the process keeps for good (a thread pool's files, say).
+    await cycle();
+    const before = await openFiles();
+    for (let round = 0; round < 3; round += 1) await cycle();
+    expect(await openFiles()).toBeLessThanOrEqual(before);
+  });
+
+  it("writes nothing when closed a second time: the directory may be another mock's by then", async () => {
+    const first = await openStore({ fixture: SMALL_FIXTURE, dataDir });
+    await first.close();
+    const second = await openTracked({ fixture: SMALL_FIXTURE, dataDir });
+    second.state.accounts[0]!.last_name = 'Second';
+    await second.commit();
+    const files = async () => Promise.all(['state.snapshot', 'state.journal', 'lock'].map((name) => readFile(join(dataDir, name), 'utf8')));
+    const before = await files();
+    first.state.accounts[0]!.last_name = 'AfterClose';
+    await first.close();
+    expect(await files()).toEqual(before);
   });
 
   it('saves on close a change that no commit saved', async () => {
@@ -299,6 +392,28 @@ describe('commit queue', () => {
     await Promise.all([first, ...Array.from({ length: 10 }, () => commit())]);
     await settled();
     expect({ writes, mostAtOnce }).toEqual({ writes: 2, mostAtOnce: 1 });
+  });
+
+  it('is settled only once the write under way and the one waiting for it are both done', async () => {
+    const writes: Array<() => void> = [];
+    const { commit, settled } = createCommitQueue(() => new Promise<void>((resolve) => writes.push(resolve)));
+    const flush = async () => {
+      for (let tick = 0; tick < 10; tick += 1) await Promise.resolve();
+    };
+    void commit();
+    void commit();
+    let done = false;
+    void settled().then(() => {
+      done = true;
+    });
+    await flush();
+    expect({ writes: writes.length, done }).toEqual({ writes: 1, done: false });
+    writes[0]!();
+    await flush();
+    expect({ writes: writes.length, done }).toEqual({ writes: 2, done: false });
+    writes[1]!();
+    await flush();
+    expect(done).toBe(true);
   });
 
   it('keeps committing after a failed write', async () => {

@@ -15,7 +15,7 @@ export default defineConfig({
       'test/batch/**/*.test.ts',
       'test/follow/**/*.test.ts',
       'test/cli/{batch-ledgers,documents-ledger,ledger,login-link-run,login-link-flags,login-link-pacer,login-link-input,paced-pages,docs-sync-plan,docs-sync-run,docs-sync-edges,commands-flags}.test.ts',
-      'test/mock/{store,storageFull,accounts,documents,loginLinks,controls,clock}.test.ts',
+      'test/mock/{store,journal,storageFull,accounts,documents,loginLinks,controls,clock}.test.ts',
       'test/e2e/{docs-sync,accounts-import,follow}.test.ts',
     ],
     env: { TAXPREP_TEST_IN_PROCESS: '1' },

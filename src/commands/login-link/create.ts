@@ -22,8 +22,9 @@ export interface LoginLinkOptions extends RunFlags {
 }
 
 export function parseOptions(raw: RawInvocation): LoginLinkOptions {
-  const ids = (raw.args[0] as string[] | undefined) ?? [];
-  const from = typeof raw.flags.from === 'string' ? raw.flags.from : undefined;
+  // The parser gives the variadic ids as an array (empty without any), and `--from <file>` as a string.
+  const ids = raw.args[0] as string[];
+  const from = raw.flags.from as string | undefined;
   if (ids.length === 0 && from === undefined) throw new UsageError('give one or more account ids, or --from FILE (- for stdin)', { hint: 'Run `taxprep login-link --help` for examples.' });
   if (ids.length > 0 && from !== undefined) throw flagConflict('give account ids or --from FILE, not both');
   const flags = parseRunFlags(loginLink.flags!, raw.flags);
@@ -88,9 +89,10 @@ async function generateSingle(session: Session, options: LoginLinkOptions, item:
         ['User', format.text(record.user_email)],
         ['Expires', format.date(record.expires_at)],
         ['Purpose', format.text(record.purpose)],
-        ['Redirect', record.redirect_url === null || record.redirect_url === undefined ? undefined : format.text(record.redirect_url)],
+        // Null, or left out by a service that does not send it: no row.
+        ['Redirect', record.redirect_url == null ? undefined : format.text(record.redirect_url)],
         ['Email sent', typeof record.notification_sent === 'boolean' ? (record.notification_sent ? 'yes' : 'no') : undefined],
-        ['Links replaced', record.previous_links_invalidated === null || record.previous_links_invalidated === undefined ? undefined : format.text(record.previous_links_invalidated)],
+        ['Links replaced', record.previous_links_invalidated == null ? undefined : format.text(record.previous_links_invalidated)],
         ['Created', format.date(record.created_at)],
       ],
     },
