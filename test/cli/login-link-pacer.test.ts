@@ -189,6 +189,30 @@ describe('rate-limit pacer', () => {
     expect(time.sleeps).toEqual([]);
   });
 
+  it('a request refused after the service counted it keeps its slot spent: the last slot of a window is not sent twice', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    const resetSeconds = (startMs + 10_000) / 1000;
+    pacer.record(await pacer.acquire(), headers(1, resetSeconds), startMs);
+    // The window's last slot: a 404 counted by the service, whose error carries no headers.
+    pacer.fail(await pacer.acquire());
+    await time.run(pacer.acquire());
+    expect(time.sleeps).toHaveLength(1);
+    expect(time.sleeps[0]).toBeGreaterThanOrEqual(10_000);
+    expect(time.nowMs()).toBeGreaterThanOrEqual(startMs + 10_000);
+  });
+
+  it('a request that was never sent gives its slot back', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.record(await pacer.acquire(), headers(1, (startMs + 10_000) / 1000), startMs);
+    pacer.release(await pacer.acquire());
+    await pacer.acquire();
+    expect(time.sleeps).toEqual([]);
+  });
+
   it('does not pace when the service sends no rate-limit headers', async () => {
     const time = virtualTime(0);
     const pacer = new RateLimitPacer(time.recordingClock);
