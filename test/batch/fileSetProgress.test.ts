@@ -136,6 +136,17 @@ describe('file set progress', () => {
     );
   });
 
+  it('a file that ends is taken off at once, however soon after the last redraw', () => {
+    const t = setUp('terminal', { files: 3, bytes: 3000, keepFinished: false });
+    const a = t.progress.start('a.pdf', 1000);
+    const b = t.progress.start('b.pdf', 1000);
+    t.progress.start('c.pdf', 1000);
+    a.done();
+    expect(t.written()).toMatch(/b\.pdf [^\n]*\nc\.pdf [^\n]*\n1 of 3 files [^\n]*$/);
+    b.failed();
+    expect(t.written()).toMatch(/\u001b\[Kc\.pdf [^\n]*\n1 of 3 files [^\n]*$/);
+  });
+
   it('a file that ended says nothing more: no second count, no redraw', () => {
     const t = setUp('terminal', { files: 2, bytes: 2000, keepFinished: false });
     const a = t.progress.start('a.pdf', 1000);

@@ -216,6 +216,34 @@ describe('webhook outbox deliveries', () => {
     await outbox.close();
   });
 
+  it('a key without a colon names no delivery, even one whose id and hook it could be cut into', async () => {
+    const outbox = await Outbox.open(outboxPath());
+    await outbox.queue([queued('msg_a', ['msg_ab'], Date.now())]);
+    expect(outbox.get('msg_a:msg_ab')?.key).toBe('msg_a:msg_ab');
+    expect(outbox.get('msg_ab')).toBeUndefined();
+    await outbox.close();
+  });
+
+  it('settles a pass that queued nothing', async () => {
+    const path = outboxPath();
+    const outbox = await Outbox.open(path);
+    await outbox.settlePass('pass_empty', 'committed', new Date(0));
+    await outbox.settlePass('pass_void', 'dropped', new Date(0));
+    await outbox.close();
+    expect((await readOutbox(path)).unsettledPasses()).toEqual([]);
+  });
+
+  it("records an attempt's outcome without waiting for the disk", async () => {
+    const path = outboxPath();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_a', ['hk_1'], Date.now())]);
+    await outbox.recordAttempt({ id: 'msg_a', hook: 'hk_1', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(Date.now()) });
+    // Resolved, and still gathering (OUTBOX.gatherMs) rather than written.
+    expect(lines(path).map((line) => line.type)).toEqual(['event']);
+    await outbox.close();
+    expect(lines(path).map((line) => line.type)).toEqual(['event', 'attempt']);
+  });
+
   it('queues a change once, for the hooks it matched, and none for no hook', async () => {
     const path = outboxPath();
     const outbox = await Outbox.open(path);
@@ -305,6 +333,28 @@ describe('webhook outbox deliveries', () => {
     expect(outbox.ofEvent('msg_b').map((delivery) => delivery.hook)).toEqual(['hk_1']);
     await outbox.close();
     expect(lines(path).at(-1)).toEqual({ type: 'redeliver', id: 'msg_a', hook: 'hk_new', at: at(now + 1000) });
+  });
+
+  it('a change delivered exactly 7 days ago is still kept', async () => {
+    const path = outboxPath();
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(now);
+    try {
+      const outbox = await Outbox.open(path);
+      await outbox.queue([queued('msg_edge', ['hk_1'], now - 10 * DAY_MS), queued('msg_busy', ['hk_1'], now - 10 * DAY_MS)]);
+      void outbox.recordAttempt({ id: 'msg_edge', hook: 'hk_1', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(now - 7 * DAY_MS) });
+      for (let attempt = 1; attempt <= 120; attempt += 1) {
+        void outbox.recordAttempt({ id: 'msg_busy', hook: 'hk_1', attempt, result: 'retry', detail: 'HTTP 500', next_at: at(now + HOUR_MS), at: at(now) });
+      }
+      await outbox.close();
+      const reopened = await Outbox.open(path);
+      expect(lines(path)).toHaveLength(4);
+      expect(reopened.get('msg_edge:hk_1')?.status).toBe('delivered');
+      await reopened.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('compaction keeps delivered changes for 7 days, then drops them; anything not delivered stays', async () => {

@@ -310,6 +310,16 @@ describe('rate-limit pacer, at its edges', () => {
     expect(await settlesNow(pacer.acquire())).toBe(false);
   });
 
+  it('a failed request is no longer in flight: an answer counted after it frees its slot', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.clock);
+    pacer.record(await pacer.acquire(), headers(2, (startMs + 10_000) / 1000), startMs);
+    pacer.fail(await pacer.acquire());
+    pacer.record(await pacer.acquire(), headers(1, (startMs + 20_000) / 1000), startMs);
+    expect(await settlesNow(pacer.acquire())).toBe(true);
+  });
+
   it('a failure before any answer needs no reading to be counted', async () => {
     const time = virtualTime(0);
     const pacer = new RateLimitPacer(time.recordingClock);
