@@ -116,6 +116,19 @@ describe('opening a ledger for appending', () => {
     expect(readFileSync(path, 'utf8')).toBe(`${compacted ? liveLines.join('') : text}${JSON.stringify(runLine('next'))}\n`);
   });
 
+  it('a ledger of which half the lines are superseded is left as it is', async () => {
+    const path = tempPath();
+    const ledger = await Ledger.open(path);
+    for (let account = 1; account <= 60; account += 1) {
+      const target = { origin: 'http://x', account_id: account, user_email: null };
+      const link = { user_email: `u${account}@example.com`, purpose: 'expired_link', expires_at: '2026-12-01T00:00:00Z', created_at: at };
+      await ledger.recordIssued(await ledger.recordIntent(target, { profile: null, at: new Date(at) }), target, link, { profile: null, at: new Date(at) });
+    }
+    await ledger.close();
+    await (await Ledger.open(path)).close();
+    expect(fileLines(path)).toHaveLength(120);
+  });
+
   it('drops a torn last line before appending, and refuses a file whose torn line cannot be dropped', async () => {
     const path = tempPath();
     const whole = `${JSON.stringify(runLine('a'))}\n`;
@@ -169,6 +182,9 @@ describe('appending', () => {
     await appender.close();
     await expect(appender.append(runLine('late'))).rejects.toThrow(`the login-link ledger ${path} is closed`);
     const unwaited = appender.appendLine(`${JSON.stringify(runLine('late'))}\n`, { wait: false });
+    // Asked at once or a moment later, the line that could not be written is reported, naming the ledger.
+    const again = appender.appendLine(`${JSON.stringify(runLine('later'))}\n`, { wait: false });
+    await expect(appender.writtenTo(again.position.offset + again.position.length)).rejects.toThrow(`the login-link ledger ${path} `);
     await unwaited.done;
     await new Promise((resolve) => setImmediate(resolve));
     await expect(appender.writtenTo(unwaited.position.offset + unwaited.position.length)).rejects.toThrow(`the login-link ledger ${path} is closed`);
@@ -232,6 +248,83 @@ describe('appending', () => {
     await appender.close();
   });
 
+  /** Lets I/O and promises run, with timers frozen (vi.useFakeTimers), until `done` or many turns passed. */
+  async function turnsUntil(done: () => boolean): Promise<boolean> {
+    for (let turn = 0; turn < 2000 && !done(); turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    return done();
+  }
+
+  it('without a timer: a line queued during a write goes out right after it, waited or not (a kind that does not gather), or waited (one that does)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const prototype = await handlePrototype();
+    const original = prototype.write;
+    try {
+      for (const [kind, queuedDuringWrite] of [
+        [LOGIN_LINKS, [{ wait: true }]],
+        [LOGIN_LINKS, [{ wait: false }]],
+        [OUTBOX, [{ wait: false }, { wait: true }]],
+      ] as const) {
+        const path = tempPath();
+        const { appender } = await LedgerAppender.open(path, kind, { lines: 0, completeLength: 0 }, noLive);
+        let end = 0;
+        const write = vi.spyOn(prototype, 'write').mockImplementationOnce(function (this: FileHandle, ...args: Parameters<FileHandle['write']>) {
+          for (const [index, options] of queuedDuringWrite.entries()) {
+            const { position } = appender.appendLine(`${JSON.stringify(runLine(`during-${index}`))}\n`, options);
+            end = position.offset + position.length;
+          }
+          return (original as (...args: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
+        });
+        await appender.append(runLine('first'));
+        write.mockRestore();
+        expect(await turnsUntil(() => appender.holds(end))).toBe(true);
+        await appender.close();
+        expect(fileLines(path).map((line) => JSON.parse(line).run)).toEqual(['first', ...queuedDuringWrite.map((_, index) => `during-${index}`)]);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a line nobody waits for, of a kind that does not gather, is written without a timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const path = tempPath();
+      const { appender } = await LedgerAppender.open(path, LOGIN_LINKS, { lines: 0, completeLength: 0 }, noLive);
+      const { position } = appender.appendLine(`${JSON.stringify(runLine('a'))}\n`, { wait: false });
+      expect(await turnsUntil(() => appender.holds(position.offset + position.length))).toBe(true);
+      await appender.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('each batch is on the disk before the next is written', async () => {
+    const path = tempPath();
+    const { appender } = await LedgerAppender.open(path, LOGIN_LINKS, { lines: 0, completeLength: 0 }, noLive);
+    const prototype = await handlePrototype();
+    const original = { write: prototype.write, datasync: prototype.datasync };
+    const calls: string[] = [];
+    let second: Promise<void> | undefined;
+    const write = vi.spyOn(prototype, 'write').mockImplementation(function (this: FileHandle, ...args: Parameters<FileHandle['write']>) {
+      calls.push(`write ${JSON.parse(String(args[0])).run}`);
+      second ??= appender.append(runLine('second'));
+      return (original.write as (...args: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
+    });
+    const datasync = vi.spyOn(prototype, 'datasync').mockImplementation(function (this: FileHandle) {
+      calls.push('datasync');
+      return original.datasync.apply(this);
+    });
+    try {
+      await appender.append(runLine('first'));
+      await second;
+    } finally {
+      write.mockRestore();
+      datasync.mockRestore();
+    }
+    await appender.close();
+    expect(calls).toEqual(['write first', 'datasync', 'write second', 'datasync']);
+  });
+
   it('a kind that gathers lines nobody waits for still writes them on their own, in order', async () => {
     const path = tempPath();
     const { appender } = await LedgerAppender.open(path, { ...OUTBOX, gatherMs: 5 }, { lines: 0, completeLength: 0 }, noLive);
@@ -288,9 +381,24 @@ describe('reading a line back', () => {
 
   it('an event line written without a body (by hand) reads back as it is: there is no body to read', async () => {
     const path = tempPath();
-    writeFileSync(path, `${JSON.stringify({ ...queued, type: 'event', body: undefined })}\n`);
+    writeFileSync(path, `${JSON.stringify({ ...queued, type: 'event', body: undefined })}\n${JSON.stringify({ ...queued, id: 'msg_b', type: 'event' })}\n`);
     const outbox = await Outbox.open(path);
     expect(await outbox.bodyOf(outbox.get('msg_a:hk_1')!.event)).toBeUndefined();
+    // Once the file is open for reading too.
+    expect(await outbox.bodyOf(outbox.get('msg_b:hk_1')!.event)).toBe(body);
+    expect(await outbox.bodyOf(outbox.get('msg_a:hk_1')!.event)).toBeUndefined();
+    await outbox.close();
+  });
+
+  it('a body whose line is queued but not yet written is read once it is', async () => {
+    const path = tempPath();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued]);
+    expect(await outbox.bodyOf(outbox.get('msg_a:hk_1')!.event)).toBe(body);
+    const later = { ...queued, id: 'msg_later', body: JSON.stringify({ later: 'x'.repeat(200) }) };
+    const queuing = outbox.queue([later]);
+    expect(await outbox.bodyOf(outbox.get('msg_later:hk_1')!.event)).toBe(later.body);
+    await queuing;
     await outbox.close();
   });
 
