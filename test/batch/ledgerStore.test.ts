@@ -116,6 +116,21 @@ describe('opening a ledger for appending', () => {
     expect(readFileSync(path, 'utf8')).toBe(`${compacted ? liveLines.join('') : text}${JSON.stringify(runLine('next'))}\n`);
   });
 
+  it('a compacted file is flushed to the disk before it replaces the old one', async () => {
+    const path = tempPath();
+    const text = Array.from({ length: 100 }, (_, index) => `${JSON.stringify(runLine(`r${index}`))}\n`).join('');
+    writeFileSync(path, text);
+    const sync = vi.spyOn(await handlePrototype(), 'sync');
+    try {
+      const { appender, compacted } = await LedgerAppender.open(path, LOGIN_LINKS, { lines: 100, completeLength: Buffer.byteLength(text) }, noLive);
+      expect(compacted).toBe(true);
+      expect(sync).toHaveBeenCalled();
+      await appender.close();
+    } finally {
+      sync.mockRestore();
+    }
+  });
+
   it('a ledger of which half the lines are superseded is left as it is', async () => {
     const path = tempPath();
     const ledger = await Ledger.open(path);
