@@ -313,6 +313,25 @@ describe('appending', () => {
     }
   });
 
+  it('close waits for a write under way: the line it carries is written and its caller told so', async () => {
+    const path = tempPath();
+    const { appender } = await LedgerAppender.open(path, LOGIN_LINKS, { lines: 0, completeLength: 0 }, noLive);
+    const prototype = await handlePrototype();
+    const original = prototype.write;
+    let closing: Promise<void> | undefined;
+    const write = vi.spyOn(prototype, 'write').mockImplementationOnce(function (this: FileHandle, ...args: Parameters<FileHandle['write']>) {
+      closing = appender.close();
+      return (original as (...args: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
+    });
+    try {
+      await appender.append(runLine('in flight'));
+      await closing;
+    } finally {
+      write.mockRestore();
+    }
+    expect(fileLines(path).map((line) => JSON.parse(line).run)).toEqual(['in flight']);
+  });
+
   it('each batch is on the disk before the next is written', async () => {
     const path = tempPath();
     const { appender } = await LedgerAppender.open(path, LOGIN_LINKS, { lines: 0, completeLength: 0 }, noLive);
