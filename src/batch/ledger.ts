@@ -347,7 +347,7 @@ class FoldedEntry {}
 export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   /** Every line in order, for a kind whose `liveEntries` filters them (a kind may fold without it). */
   protected entries: E[] = [];
-  /** Lines in the file, to tell when compaction pays. */
+  /** Lines in the file when it was read, to tell whether compaction pays when it is opened for appending. */
   private lines = 0;
   private completeLength = 0;
   private appender: LedgerAppender | undefined;
@@ -386,10 +386,8 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     for (const _entry of this.liveEntries()) count += 1;
     const read = { lines: this.lines, completeLength: this.completeLength };
     const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, read, { count, lines: () => this.rewrite(this.liveEntries()) });
-    if (compacted) {
-      this.entries = this.entries.length === 0 ? [] : [...this.liveEntries()];
-      this.lines = count;
-    }
+    // Superseded entries leave memory as they left the file.
+    if (compacted) this.entries = this.entries.length === 0 ? [] : [...this.liveEntries()];
     this.appender = appender;
   }
 
@@ -398,7 +396,6 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     if (!this.appender) return Promise.reject(new Error(`the ${this.kind.label} ledger ${this.path} is closed`));
     const { position, done } = this.appender.appendLine(`${JSON.stringify(entry)}\n`, options);
     this.apply(this.folded(entry, position));
-    this.lines += 1;
     return done;
   }
 

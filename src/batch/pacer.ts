@@ -109,7 +109,18 @@ export class RateLimitPacer {
     this.release(sequence);
   }
 
-  /** Request `sequence` ended without an answer to learn from (a failure). */
+  /**
+   * Request `sequence` was sent and failed with no headers to learn from (a refusal, a timeout):
+   * the service may have counted it, so its slot stays spent until an answer counted after it
+   * says what is left (at worst one slot of the window goes unused). Freed as never sent, a
+   * refusal among a window's last requests let one request too many start, answered 429.
+   */
+  fail(sequence: number): void {
+    if (this.reading !== undefined) this.reading.remaining -= 1;
+    this.release(sequence);
+  }
+
+  /** Request `sequence` ended without being counted by the service (never sent), or was recorded. */
   release(sequence: number): void {
     this.inFlight.delete(sequence);
     // A lone request that failed told nothing: the next one asks again.
@@ -163,7 +174,7 @@ export async function* pacedPages<P extends { headers: Record<string, string> }>
     try {
       next = await iterator.next();
     } catch (error) {
-      pacer.release(sequence);
+      pacer.fail(sequence);
       throw error;
     }
     // The list ended without another request: the slot was not used.

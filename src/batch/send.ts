@@ -47,18 +47,24 @@ export async function sendTracked<T>(write: TrackedWrite<T>, options: { pacer?: 
   const sequence = await options.pacer?.acquire(options.signal);
   let intent: string;
   let response: ApiResponse<T>;
+  let sent = false;
   try {
     crashPoint('batch.before-intent');
     intent = await write.recordIntent();
     crashPoint('batch.after-intent');
     try {
+      sent = true;
       response = await write.send();
     } catch (error) {
       if (provablyNotApplied(error)) await write.recordRefused(intent, error as CliError);
       throw error;
     }
   } catch (error) {
-    if (sequence !== undefined) options.pacer!.release(sequence);
+    // A request that went out may have been counted against the rate limit, even when refused.
+    if (sequence !== undefined) {
+      if (sent) options.pacer!.fail(sequence);
+      else options.pacer!.release(sequence);
+    }
     throw error;
   }
   if (sequence !== undefined) options.pacer!.record(sequence, response.headers, write.serviceNow?.(response));

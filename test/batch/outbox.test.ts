@@ -1,10 +1,12 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { LedgerAppender } from '../../src/batch/ledger';
-import { OUTBOX, Outbox, type EventLine } from '../../src/batch/ledgers/outbox';
+import { OUTBOX, Outbox, defaultOutboxPath, readOutbox, type EventLine } from '../../src/batch/ledgers/outbox';
+import { UsageError } from '../../src/errors';
 
 // The outbox keeps each event's body in its file, not in memory (LedgerKind.keptOnDisk): these
 // prove the body read back is the one queued, after the file was compacted and after a restart.
@@ -150,5 +152,269 @@ describe('webhook outbox outcomes', () => {
     expect(await outbox.bodyOf(outbox.get('msg_one:hk_a')!.event)).toBe(queued.body);
     await outbox.close();
     expect(written(path)).toEqual(['event msg_one', 'msg_one#1']);
+  });
+});
+
+describe('webhook outbox deliveries', () => {
+  const HOUR_MS = 3_600_000;
+  const at = (ms: number) => new Date(ms).toISOString();
+  const queued = (id: string, hooks: string[], seenMs: number, pass?: string): Omit<EventLine, 'type'> => ({ ...event(id, { id }, new Date(seenMs), pass), hooks });
+
+  it('each delivery says where it stands: queued, retried, delivered, failed, due again', async () => {
+    const path = outboxPath();
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_a', ['hk_1', 'hk_2'], now)]);
+    const fresh = outbox.get('msg_a:hk_1')!;
+    expect({ key: fresh.key, id: fresh.id, hook: fresh.hook, status: fresh.status, attempts: fresh.attempts, dueMs: fresh.dueMs, detail: fresh.detail, updated_at: fresh.updated_at }).toEqual({
+      key: 'msg_a:hk_1',
+      id: 'msg_a',
+      hook: 'hk_1',
+      status: 'pending',
+      attempts: 0,
+      dueMs: now,
+      detail: null,
+      updated_at: at(now),
+    });
+    expect(fresh.last.type).toBe('event');
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_1', attempt: 1, result: 'retry', detail: 'HTTP 500', next_at: at(now + 60_000), at: at(now + 1000) });
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_2', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(now + 2000) });
+    const retried = outbox.get('msg_a:hk_1')!;
+    expect([retried.status, retried.attempts, retried.dueMs, retried.detail, retried.updated_at]).toEqual(['pending', 1, now + 60_000, 'HTTP 500', at(now + 1000)]);
+    const delivered = outbox.get('msg_a:hk_2')!;
+    expect([delivered.status, delivered.attempts, delivered.dueMs, delivered.detail]).toEqual(['delivered', 1, Number.POSITIVE_INFINITY, 'HTTP 204']);
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_1', attempt: 2, result: 'failed', detail: 'HTTP 410', at: at(now + 3000) });
+    expect([outbox.get('msg_a:hk_1')!.status, outbox.get('msg_a:hk_1')!.dueMs]).toEqual(['failed', Number.POSITIVE_INFINITY]);
+    // A redelivery starts the schedule again from its own time.
+    await outbox.redeliver('msg_a', 'hk_1', new Date(now + 4000));
+    const again = outbox.get('msg_a:hk_1')!;
+    expect([again.status, again.attempts, again.dueMs, again.detail, again.updated_at, again.last.type]).toEqual(['pending', 0, now + 4000, null, at(now + 4000), 'redeliver']);
+    // Outcomes for what the outbox does not hold change nothing.
+    void outbox.recordAttempt({ id: 'msg_unknown', hook: 'hk_1', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(now) });
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_9', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(now) });
+    await outbox.redeliver('msg_unknown', 'hk_1', new Date(now));
+    expect(outbox.get('msg_a:hk_9')).toBeUndefined();
+    expect(outbox.get('msg_unknown:hk_1')).toBeUndefined();
+    expect([...outbox.all()].map((delivery) => `${delivery.key} ${delivery.status}`)).toEqual(['msg_a:hk_1 pending', 'msg_a:hk_2 delivered']);
+    await outbox.close();
+
+    // The same, read again from the file by a reader without the lock.
+    const view = await readOutbox(path);
+    expect([...view.all()].map((delivery) => `${delivery.key} ${delivery.status} ${delivery.attempts} ${delivery.dueMs}`)).toEqual([`msg_a:hk_1 pending 0 ${now + 4000}`, `msg_a:hk_2 delivered 1 Infinity`]);
+    await view.close();
+  });
+
+  it('finds a delivery by its key, the webhook-id being everything before the last colon', async () => {
+    const outbox = await Outbox.open(outboxPath());
+    await outbox.queue([queued('msg:with:colons', ['hk_1'], Date.now())]);
+    expect(outbox.get('msg:with:colons:hk_1')?.id).toBe('msg:with:colons');
+    expect(outbox.get('msg:with:colons:hk_2')).toBeUndefined();
+    expect(outbox.get('msg:with:colons')).toBeUndefined();
+    expect(outbox.get('no-colon')).toBeUndefined();
+    expect(outbox.ofEvent('msg:with:colons').map((delivery) => delivery.key)).toEqual(['msg:with:colons:hk_1']);
+    expect(outbox.ofEvent('msg_none')).toEqual([]);
+    await outbox.close();
+  });
+
+  it('a key without a colon names no delivery, even one whose id and hook it could be cut into', async () => {
+    const outbox = await Outbox.open(outboxPath());
+    await outbox.queue([queued('msg_a', ['msg_ab'], Date.now())]);
+    expect(outbox.get('msg_a:msg_ab')?.key).toBe('msg_a:msg_ab');
+    expect(outbox.get('msg_ab')).toBeUndefined();
+    await outbox.close();
+  });
+
+  it('settles a pass that queued nothing', async () => {
+    const path = outboxPath();
+    const outbox = await Outbox.open(path);
+    await outbox.settlePass('pass_empty', 'committed', new Date(0));
+    await outbox.settlePass('pass_void', 'dropped', new Date(0));
+    await outbox.close();
+    expect((await readOutbox(path)).unsettledPasses()).toEqual([]);
+  });
+
+  it("records an attempt's outcome without waiting for the disk", async () => {
+    const path = outboxPath();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_a', ['hk_1'], Date.now())]);
+    await outbox.recordAttempt({ id: 'msg_a', hook: 'hk_1', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(Date.now()) });
+    // Resolved, and still gathering (OUTBOX.gatherMs) rather than written.
+    expect(lines(path).map((line) => line.type)).toEqual(['event']);
+    await outbox.close();
+    expect(lines(path).map((line) => line.type)).toEqual(['event', 'attempt']);
+  });
+
+  it('queues a change once, for the hooks it matched, and none for no hook', async () => {
+    const path = outboxPath();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_a', ['hk_1'], Date.now()), queued('msg_none', [], Date.now())]);
+    await outbox.queue([queued('msg_a', ['hk_2'], Date.now())]);
+    expect(outbox.hasEvent('msg_a')).toBe(true);
+    expect(outbox.hasEvent('msg_none')).toBe(false);
+    expect(outbox.ofEvent('msg_a').map((delivery) => delivery.hook)).toEqual(['hk_1']);
+    await outbox.close();
+    expect(lines(path).map((line) => `${line.type} ${line.id}`)).toEqual(['event msg_a']);
+  });
+
+  it('a hand-edited file: a repeated id keeps the first event, an event for no hook is left out', async () => {
+    const path = outboxPath();
+    const seen = at(Date.now());
+    const line = (id: string, hooks: string[]) => JSON.stringify({ type: 'event', id, event: 'project.progress', hooks, body: '{}', seen_at: seen, at: seen });
+    writeFileSync(path, `${line('msg_a', ['hk_1'])}\n${line('msg_a', ['hk_2'])}\n${line('msg_b', [])}\n`);
+    const view = await readOutbox(path);
+    expect([...view.all()].map((delivery) => delivery.key)).toEqual(['msg_a:hk_1']);
+    expect(view.hasEvent('msg_b')).toBe(false);
+  });
+
+  it("sends nothing of a pass until it is committed; a dropped pass's changes are forgotten", async () => {
+    const path = outboxPath();
+    const now = Date.now();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_a', ['hk_1'], now, 'pass_1'), queued('msg_b', ['hk_1'], now, 'pass_1'), queued('msg_c', ['hk_1'], now, 'pass_2'), queued('msg_d', ['hk_1'], now)]);
+    expect(outbox.unsettledPasses()).toEqual(['pass_1', 'pass_2']);
+    expect([...outbox.all()].map((delivery) => delivery.id)).toEqual(['msg_d']);
+    expect(outbox.ofEvent('msg_a')).toEqual([]);
+    expect(outbox.eventsSince(0).map((queuedEvent) => queuedEvent.id)).toEqual(['msg_d']);
+    // Queued, though: the same change found again is not queued a second time.
+    expect(outbox.hasEvent('msg_a')).toBe(true);
+
+    await outbox.settlePass('pass_1', 'committed', new Date(now));
+    await outbox.settlePass('pass_2', 'dropped', new Date(now));
+    expect(outbox.unsettledPasses()).toEqual([]);
+    expect([...outbox.all()].map((delivery) => delivery.id)).toEqual(['msg_a', 'msg_b', 'msg_d']);
+    expect(outbox.get('msg_a:hk_1')!.event.pass).toBeUndefined();
+    expect(outbox.hasEvent('msg_c')).toBe(false);
+    await outbox.close();
+    expect(lines(path).slice(-2)).toEqual([
+      { type: 'pass', pass: 'pass_1', result: 'committed', at: at(now) },
+      { type: 'pass', pass: 'pass_2', result: 'dropped', at: at(now) },
+    ]);
+
+    const view = await readOutbox(path);
+    expect(view.unsettledPasses()).toEqual([]);
+    expect([...view.all()].map((delivery) => delivery.id)).toEqual(['msg_a', 'msg_b', 'msg_d']);
+  });
+
+  it('lists the changes seen since a time, from that very millisecond on', async () => {
+    const outbox = await Outbox.open(outboxPath());
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    await outbox.queue([queued('msg_old', ['hk_1'], now - HOUR_MS), queued('msg_edge', ['hk_1'], now), queued('msg_new', ['hk_1'], now + 1)]);
+    expect(outbox.eventsSince(now).map((queuedEvent) => queuedEvent.id)).toEqual(['msg_edge', 'msg_new']);
+    expect(outbox.eventsSince(now + 1).map((queuedEvent) => queuedEvent.id)).toEqual(['msg_new']);
+    await outbox.close();
+  });
+
+  it('knows since when a hook has failed every attempt, until one succeeds', async () => {
+    const outbox = await Outbox.open(outboxPath());
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    await outbox.queue([queued('msg_a', ['hk_1', 'hk_2'], now), queued('msg_b', ['hk_1'], now)]);
+    expect(outbox.failingSinceMs('hk_1')).toBeUndefined();
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_1', attempt: 1, result: 'retry', detail: 'HTTP 500', next_at: at(now + 60_000), at: at(now) });
+    void outbox.recordAttempt({ id: 'msg_b', hook: 'hk_1', attempt: 1, result: 'failed', detail: 'HTTP 410', at: at(now + 5000) });
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_2', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(now + 6000) });
+    expect(outbox.failingSinceMs('hk_1')).toBe(now);
+    expect(outbox.failingSinceMs('hk_2')).toBeUndefined();
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_1', attempt: 2, result: 'delivered', detail: 'HTTP 204', at: at(now + 70_000) });
+    expect(outbox.failingSinceMs('hk_1')).toBeUndefined();
+    await outbox.close();
+  });
+
+  it('a redelivery to a hook the change was not queued for adds it to that change only', async () => {
+    const path = outboxPath();
+    const now = Date.now();
+    const outbox = await Outbox.open(path);
+    // The two events share one array of hooks in memory (LedgerKind.sharedValues).
+    await outbox.queue([queued('msg_a', ['hk_1'], now), queued('msg_b', ['hk_1'], now)]);
+    expect(outbox.get('msg_a:hk_1')!.event.hooks).toBe(outbox.get('msg_b:hk_1')!.event.hooks);
+    await outbox.redeliver('msg_a', 'hk_new', new Date(now + 1000));
+    expect(outbox.get('msg_a:hk_1')!.event.hooks).toEqual(['hk_1', 'hk_new']);
+    expect(outbox.get('msg_b:hk_1')!.event.hooks).toEqual(['hk_1']);
+    expect(outbox.ofEvent('msg_a').map((delivery) => `${delivery.key} ${delivery.last.type} ${delivery.dueMs}`)).toEqual(['msg_a:hk_1 event ' + String(Date.parse(at(now))), `msg_a:hk_new redeliver ${now + 1000}`]);
+    expect(outbox.ofEvent('msg_b').map((delivery) => delivery.hook)).toEqual(['hk_1']);
+    await outbox.close();
+    expect(lines(path).at(-1)).toEqual({ type: 'redeliver', id: 'msg_a', hook: 'hk_new', at: at(now + 1000) });
+  });
+
+  it('a change delivered exactly 7 days ago is still kept', async () => {
+    const path = outboxPath();
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(now);
+    try {
+      const outbox = await Outbox.open(path);
+      await outbox.queue([queued('msg_edge', ['hk_1'], now - 10 * DAY_MS), queued('msg_busy', ['hk_1'], now - 10 * DAY_MS)]);
+      void outbox.recordAttempt({ id: 'msg_edge', hook: 'hk_1', attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(now - 7 * DAY_MS) });
+      for (let attempt = 1; attempt <= 120; attempt += 1) {
+        void outbox.recordAttempt({ id: 'msg_busy', hook: 'hk_1', attempt, result: 'retry', detail: 'HTTP 500', next_at: at(now + HOUR_MS), at: at(now) });
+      }
+      await outbox.close();
+      const reopened = await Outbox.open(path);
+      expect(lines(path)).toHaveLength(4);
+      expect(reopened.get('msg_edge:hk_1')?.status).toBe('delivered');
+      await reopened.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('compaction keeps delivered changes for 7 days, then drops them; anything not delivered stays', async () => {
+    const path = outboxPath();
+    const now = Date.now();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_recent', ['hk_1'], now - 10 * DAY_MS), queued('msg_old', ['hk_1', 'hk_2'], now - 10 * DAY_MS), queued('msg_half', ['hk_1', 'hk_2'], now - 10 * DAY_MS), queued('msg_failed', ['hk_1'], now - 10 * DAY_MS)]);
+    const delivered = (id: string, hook: string, ms: number) => outbox.recordAttempt({ id, hook, attempt: 1, result: 'delivered', detail: 'HTTP 204', at: at(ms) });
+    void delivered('msg_recent', 'hk_1', now - 6 * DAY_MS);
+    void delivered('msg_old', 'hk_1', now - 8 * DAY_MS);
+    void delivered('msg_old', 'hk_2', now - 9 * DAY_MS);
+    void delivered('msg_half', 'hk_1', now - 9 * DAY_MS);
+    void outbox.recordAttempt({ id: 'msg_failed', hook: 'hk_1', attempt: 5, result: 'failed', detail: 'HTTP 500', at: at(now - 9 * DAY_MS) });
+    // Superseded lines enough for the next open to compact.
+    for (let attempt = 1; attempt <= 120; attempt += 1) {
+      void outbox.recordAttempt({ id: 'msg_half', hook: 'hk_2', attempt, result: 'retry', detail: 'HTTP 500', next_at: at(now + HOUR_MS), at: at(now - 9 * DAY_MS) });
+    }
+    await outbox.close();
+
+    const reopened = await Outbox.open(path);
+    expect(lines(path).map((line) => (line.type === 'event' ? `event ${line.id}` : `${line.type} ${line.id} ${line.hook} ${line.attempt}`))).toEqual([
+      'event msg_recent',
+      'attempt msg_recent hk_1 1',
+      'event msg_half',
+      'attempt msg_half hk_1 1',
+      'attempt msg_half hk_2 120',
+      'event msg_failed',
+      'attempt msg_failed hk_1 5',
+    ]);
+    expect(reopened.hasEvent('msg_old')).toBe(false);
+    expect(reopened.get('msg_half:hk_2')!.attempts).toBe(120);
+    await reopened.close();
+  });
+});
+
+describe('where the outbox lives', () => {
+  it('one file per profile and base URL in the data directory, the profile made safe for a file name', () => {
+    const env = { XDG_DATA_HOME: '/data' };
+    const digest = (url: string) => createHash('sha256').update(url).digest('hex').slice(0, 12);
+    expect(defaultOutboxPath(env, 'acme', 'http://127.0.0.1:4010/v1')).toBe(`/data/taxprep/outbox/acme-${digest('http://127.0.0.1:4010/v1')}.ndjson`);
+    expect(defaultOutboxPath(env, 'acme', 'http://127.0.0.1:4011/v1')).toBe(`/data/taxprep/outbox/acme-${digest('http://127.0.0.1:4011/v1')}.ndjson`);
+    expect(defaultOutboxPath(env, null, 'http://x')).toBe(`/data/taxprep/outbox/no-profile-${digest('http://x')}.ndjson`);
+    expect(defaultOutboxPath(env, 'a b/../c.d_e-f', 'http://x')).toBe(`/data/taxprep/outbox/a_b_.._c.d_e-f-${digest('http://x')}.ndjson`);
+  });
+
+  it('a damaged line is refused, naming the outbox, the line and what moving it aside costs', async () => {
+    const path = outboxPath();
+    const seen = new Date().toISOString();
+    const lines = [
+      { type: 'event', id: 'msg_a', event: 'project.progress', hooks: ['hk_1'], body: '{}', seen_at: seen, at: seen },
+      { type: 'attempt', id: 'msg_a', hook: 'hk_1', attempt: 1, result: 'retry', detail: 'HTTP 500', next_at: seen, at: seen },
+      { type: 'redeliver', id: 'msg_a', hook: 'hk_1', at: seen },
+      { type: 'pass', pass: 'p', result: 'dropped', at: seen },
+    ];
+    writeFileSync(path, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    expect([...(await readOutbox(path)).all()].map((delivery) => `${delivery.key} ${delivery.last.type}`)).toEqual(['msg_a:hk_1 redeliver']);
+    writeFileSync(path, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n{"type":"run"}\n`);
+    const error = await readOutbox(path).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).message).toBe(`the webhook outbox ledger ${path} is damaged at line 5`);
+    expect((error as UsageError).hint).toBe('Move the file aside to start a new ledger (deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time).');
   });
 });

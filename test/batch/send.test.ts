@@ -51,6 +51,7 @@ function loggedPacer() {
     },
     record: (...args: unknown[]) => calls.push(['record', ...args]),
     release: (...args: unknown[]) => calls.push(['release', ...args]),
+    fail: (...args: unknown[]) => calls.push(['fail', ...args]),
   } as unknown as RateLimitPacer;
   return { pacer, calls };
 }
@@ -85,13 +86,13 @@ describe('sendTracked', () => {
     expect(steps.filter((step) => !step.startsWith('crash point'))).toEqual(['intent', 'send', 'done intent-1 7']);
   });
 
-  it('a refusal the service answered (4xx) settles the intent as refused, is rethrown, and frees the pacer slot', async () => {
+  it('a refusal the service answered (4xx) settles the intent as refused, is rethrown, and tells the pacer the request may have been counted', async () => {
     const refusal = apiError(422, 'VALIDATION_ERROR');
     const { write } = loggedWrite({ fails: refusal });
     const { pacer, calls } = loggedPacer();
     await expect(sendTracked(write, { pacer })).rejects.toBe(refusal);
     expect(steps).toEqual(['crash point batch.before-intent', 'intent', 'crash point batch.after-intent', 'send', 'refused intent-1 VALIDATION_ERROR']);
-    expect(calls).toEqual([['acquire'], ['release', 5]]);
+    expect(calls).toEqual([['acquire'], ['fail', 5]]);
   });
 
   it.each([
@@ -103,7 +104,7 @@ describe('sendTracked', () => {
     const { pacer, calls } = loggedPacer();
     await expect(sendTracked(write, { pacer })).rejects.toBe(failure);
     expect(steps).toEqual(['crash point batch.before-intent', 'intent', 'crash point batch.after-intent', 'send']);
-    expect(calls).toEqual([['acquire'], ['release', 5]]);
+    expect(calls).toEqual([['acquire'], ['fail', 5]]);
   });
 
   it('a request that never left settles the intent as refused', async () => {
@@ -113,7 +114,7 @@ describe('sendTracked', () => {
     expect(steps).toEqual(['crash point batch.before-intent', 'intent', 'crash point batch.after-intent', 'send', 'refused intent-1 NETWORK_ERROR']);
   });
 
-  it('an intent that cannot be recorded sends nothing and frees the pacer slot', async () => {
+  it('an intent that cannot be recorded sends nothing and frees the pacer slot (nothing was counted)', async () => {
     const diskFull = new Error('ENOSPC');
     const { write } = loggedWrite({ intentFails: diskFull });
     const { pacer, calls } = loggedPacer();

@@ -122,6 +122,86 @@ describe('ledger', () => {
     expect(view.unfinishedRun('digest')?.issuedFor(inRun)).toBe(true);
   });
 
+  it('tells users apart by their email in any letter case, and only by the whole email', async () => {
+    const ledger = await Ledger.open(tempLedger());
+    // 'ß' upper-cases to 'SS': folded the other way, these two users would be one.
+    const targets = ['strasse@example.com', 'Straße@example.com', 'jane@example.com', 'john@example.com'].map((email) => ({ origin, account_id: 1001, user_email: email }));
+    for (const target of targets) await ledger.recordIntent(target, meta);
+    await ledger.recordIntent({ origin, account_id: 1001, user_email: null }, meta);
+    expect(ledger.uncertainIntents().map((entry) => entry.user_email)).toEqual(['strasse@example.com', 'Straße@example.com', 'jane@example.com', 'john@example.com', null]);
+    expect(ledger.uncertainIntent({ origin, account_id: 1001, user_email: 'JANE@EXAMPLE.COM' })?.user_email).toBe('jane@example.com');
+    for (const target of targets.slice(0, 2)) await ledger.recordIssued(ledger.uncertainIntent(target)!.id, target, link(target.user_email, '2026-12-01T00:00:00Z'), meta);
+    expect(ledger.links().map((entry) => entry.link.user_email)).toEqual(['strasse@example.com', 'Straße@example.com']);
+    expect(ledger.uncertainIntents().map((entry) => entry.user_email)).toEqual(['jane@example.com', 'john@example.com', null]);
+    await ledger.close();
+  });
+
+  it("knows the primary holder only from links asked without user_email, not from a spouse's", async () => {
+    const ledger = await Ledger.open(tempLedger());
+    const primary: LinkTarget = { origin, account_id: 1001, user_email: null };
+    const spouse: LinkTarget = { origin, account_id: 1001, user_email: 'john@example.com' };
+    await ledger.recordIssued(await ledger.recordIntent(primary, meta), primary, link('jane@example.com', '2026-12-01T00:00:00Z'), meta);
+    await ledger.recordIssued(await ledger.recordIntent(spouse, meta), spouse, link('john@example.com', '2026-12-02T00:00:00Z'), meta);
+    expect(ledger.findLink(primary)?.link.user_email).toBe('jane@example.com');
+    expect(ledger.findLink(spouse)?.link.user_email).toBe('john@example.com');
+    await ledger.close();
+  });
+
+  it('names the batch run on every line made for it', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    const run = await ledger.startRun('digest', 2, meta.at);
+    const issued = { origin, account_id: 1, user_email: null };
+    const refused = { origin, account_id: 2, user_email: null };
+    await ledger.recordIssued(await ledger.recordIntent(issued, { ...meta, run }), issued, link('a@example.com', '2026-12-01T00:00:00Z'), { ...meta, run });
+    await ledger.recordRefused(await ledger.recordIntent(refused, { ...meta, run }), refused, 'ACCOUNT_SUSPENDED', { ...meta, run });
+    await ledger.endRun(run, meta.at);
+    await ledger.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { type: string; run?: string });
+    expect(lines.map((line) => [line.type, line.run])).toEqual([
+      ['run', run],
+      ['intent', run],
+      ['issued', run],
+      ['intent', run],
+      ['refused', run],
+      ['run_end', run],
+    ]);
+  });
+
+  it('compaction drops a finished run with its superseded links, and keeps an unfinished one whole', async () => {
+    const path = tempLedger();
+    const ledger = await Ledger.open(path);
+    const churn = { origin, account_id: 1, user_email: null };
+    for (let round = 0; round < 120; round += 1) {
+      await ledger.recordIssued(await ledger.recordIntent(churn, meta), churn, link('a@example.com', '2026-12-01T00:00:00Z'), meta);
+    }
+    // Each run's link is superseded by a later one made outside it.
+    const linkIn = async (run: string, account: number) => {
+      const target = { origin, account_id: account, user_email: null };
+      await ledger.recordIssued(await ledger.recordIntent(target, { ...meta, run }), target, link(`u${account}@example.com`, '2026-12-01T00:00:00Z'), { ...meta, run });
+      await ledger.recordIssued(await ledger.recordIntent(target, meta), target, link(`u${account}@example.com`, '2026-12-03T00:00:00Z'), meta);
+    };
+    const finished = await ledger.startRun('finished', 1, meta.at);
+    await linkIn(finished, 2);
+    await ledger.endRun(finished, meta.at);
+    const unfinished = await ledger.startRun('unfinished', 1, meta.at);
+    await linkIn(unfinished, 3);
+    await ledger.close();
+
+    await (await Ledger.open(path)).close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { type: string; run?: string; account_id?: number });
+    expect(lines.map((line) => `${line.type} ${line.account_id ?? ''} ${line.run === undefined ? '' : line.run === finished ? 'finished' : 'unfinished'}`.trim())).toEqual([
+      'issued 1',
+      'issued 2',
+      'run  unfinished',
+      'issued 3 unfinished',
+      'issued 3',
+    ]);
+    const view = await readLedger(path);
+    expect(view.unfinishedRun('finished')).toBeUndefined();
+    expect(view.unfinishedRun('unfinished')?.issuedFor({ origin, account_id: 3, user_email: null })).toBe(true);
+  });
+
   it('lives in the user data directory by default', () => {
     expect(defaultLedgerPath({ XDG_DATA_HOME: '/data' }, 'linux')).toBe('/data/taxprep/login-links.ndjson');
     expect(defaultLedgerPath({ HOME: '/home/u' }, 'linux')).toBe('/home/u/.local/share/taxprep/login-links.ndjson');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/types';
-import { QuotaExhaustedError, RateLimitPacer } from '../../src/batch/pacer';
+import { MAX_PACING_WAIT_MS, QuotaExhaustedError, RateLimitPacer } from '../../src/batch/pacer';
 import { formatProgress, formatRate } from '../../src/batch/progress';
 import { runPool } from '../../src/batch/pool';
 
@@ -189,11 +189,208 @@ describe('rate-limit pacer', () => {
     expect(time.sleeps).toEqual([]);
   });
 
+  it('a request refused after the service counted it keeps its slot spent: the last slot of a window is not sent twice', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    const resetSeconds = (startMs + 10_000) / 1000;
+    pacer.record(await pacer.acquire(), headers(1, resetSeconds), startMs);
+    // The window's last slot: a 404 counted by the service, whose error carries no headers.
+    pacer.fail(await pacer.acquire());
+    await time.run(pacer.acquire());
+    expect(time.sleeps).toHaveLength(1);
+    expect(time.sleeps[0]).toBeGreaterThanOrEqual(10_000);
+    expect(time.nowMs()).toBeGreaterThanOrEqual(startMs + 10_000);
+  });
+
+  it('a request that was never sent gives its slot back', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.record(await pacer.acquire(), headers(1, (startMs + 10_000) / 1000), startMs);
+    pacer.release(await pacer.acquire());
+    await pacer.acquire();
+    expect(time.sleeps).toEqual([]);
+  });
+
   it('does not pace when the service sends no rate-limit headers', async () => {
     const time = virtualTime(0);
     const pacer = new RateLimitPacer(time.recordingClock);
     for (let index = 0; index < 50; index += 1) pacer.record(await pacer.acquire(), {});
     expect(time.sleeps).toEqual([]);
+  });
+});
+
+describe('rate-limit pacer, at its edges', () => {
+  const headers = (remaining: number, reset: number) => ({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(reset) });
+  /** Whether `promise` settles within a few turns of the event loop (nothing here waits on real time). */
+  async function settlesNow(promise: Promise<unknown>): Promise<boolean> {
+    let settled = false;
+    promise.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    return settled;
+  }
+
+  it('waits up to two minutes for a reset, and stops when it is further away', async () => {
+    // The reset lands exactly MAX_PACING_WAIT_MS away, its 20 ms of slack included.
+    const startMs = 1_800_000_000_020;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.record(await pacer.acquire(), headers(0, (startMs - 20 + MAX_PACING_WAIT_MS) / 1000), startMs);
+    await time.run(pacer.acquire());
+    expect(time.sleeps).toEqual([MAX_PACING_WAIT_MS]);
+
+    const later = virtualTime(startMs);
+    const stopping = new RateLimitPacer(later.recordingClock);
+    stopping.record(await stopping.acquire(), headers(0, (startMs - 20 + MAX_PACING_WAIT_MS + 1000) / 1000), startMs);
+    await expect(stopping.acquire()).rejects.toBeInstanceOf(QuotaExhaustedError);
+    expect(later.sleeps).toEqual([]);
+  });
+
+  it('does not stop at a distant reset while a request is in flight: its answer may say more', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.clock);
+    const [first, second] = [await pacer.acquire(), await pacer.acquire()];
+    const farReset = (startMs + 5 * 3_600_000) / 1000;
+    pacer.record(first, headers(0, farReset), startMs);
+    const third = pacer.acquire();
+    expect(await settlesNow(third)).toBe(false);
+    pacer.record(second, headers(0, farReset), startMs);
+    await expect(third).rejects.toBeInstanceOf(QuotaExhaustedError);
+  });
+
+  it('names the reset on our clock when the service clock runs ahead', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.clock);
+    const serviceNowMs = startMs + 3_600_000;
+    pacer.record(await pacer.acquire(), headers(0, (serviceNowMs + 5 * 3_600_000) / 1000), serviceNowMs);
+    const error = (await pacer.acquire().catch((caught: unknown) => caught)) as QuotaExhaustedError;
+    const resetAt = new Date(startMs + 5 * 3_600_000).toISOString();
+    expect(error.message).toBe(`the key's rate limit of 3 requests allows no more until ${resetAt}; the batch stopped`);
+    expect(error.details).toEqual({ limit: 3, reset_at: resetAt });
+  });
+
+  it('counts a reset given in seconds from now from the service time of the answer', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.record(await pacer.acquire(), headers(0, 30), startMs + 3_600_000);
+    await time.run(pacer.acquire());
+    expect(time.sleeps).toEqual([30_020]);
+  });
+
+  it('keeps the clock offset it learned when an answer does not tell the service time', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    const serviceNowMs = startMs + 3_600_000;
+    const reset = (serviceNowMs + 2000) / 1000;
+    pacer.record(await pacer.acquire(), headers(2, reset), serviceNowMs);
+    const [second, third] = [await pacer.acquire(), await pacer.acquire()];
+    pacer.record(second, headers(1, reset));
+    pacer.record(third, headers(0, reset), Number.NaN);
+    await time.run(pacer.acquire());
+    expect(time.sleeps).toEqual([2020]);
+  });
+
+  it('an answer without rate-limit headers leaves what the pacer knew as it was', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.record(await pacer.acquire(), headers(1, (startMs + 10_000) / 1000), startMs);
+    pacer.record(await pacer.acquire(), {});
+    await pacer.acquire();
+    expect(time.sleeps).toEqual([]);
+    // The one slot the reading left is now taken: the next request waits for the reset.
+    expect(await settlesNow(pacer.acquire())).toBe(false);
+  });
+
+  it('a failed request is no longer in flight: an answer counted after it frees its slot', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.clock);
+    pacer.record(await pacer.acquire(), headers(2, (startMs + 10_000) / 1000), startMs);
+    pacer.fail(await pacer.acquire());
+    pacer.record(await pacer.acquire(), headers(1, (startMs + 20_000) / 1000), startMs);
+    expect(await settlesNow(pacer.acquire())).toBe(true);
+  });
+
+  it('a failure before any answer needs no reading to be counted', async () => {
+    const time = virtualTime(0);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.fail(await pacer.acquire());
+    expect(await settlesNow(pacer.acquire())).toBe(true);
+  });
+
+  it('once a reset passed, one request alone asks what came free, whatever the answers to earlier requests say', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.clock);
+    const reset = (startMs + 1000) / 1000;
+    pacer.record(await pacer.acquire(), headers(1, reset), startMs);
+    const early = await pacer.acquire();
+    await time.run(time.clock.sleep(2000));
+    const probe = pacer.acquire();
+    expect(await settlesNow(probe)).toBe(true);
+    // An answer to a request sent before the reset, with the same figures, tells nothing new.
+    pacer.record(early, headers(1, reset), time.nowMs());
+    const next = pacer.acquire();
+    expect(await settlesNow(next)).toBe(false);
+    pacer.record(await probe, headers(2, reset + 5), startMs + 2000);
+    expect(await settlesNow(next)).toBe(true);
+  });
+
+  it('an answer counted before the one it knows, arriving late, changes nothing', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.clock);
+    const [early, late] = [await pacer.acquire(), await pacer.acquire()];
+    pacer.record(late, headers(3, (startMs + 10_000) / 1000), startMs);
+    pacer.record(early, headers(0, (startMs + 5000) / 1000), startMs);
+    for (let slot = 0; slot < 3; slot += 1) expect(await settlesNow(pacer.acquire())).toBe(true);
+    expect(await settlesNow(pacer.acquire())).toBe(false);
+  });
+
+  it('a lone request that failed after a reset leaves the next one to ask again; one failing beside it does not', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.clock);
+    const reset = (startMs + 1000) / 1000;
+    pacer.record(await pacer.acquire(), headers(2, reset), startMs);
+    const inFlight = await pacer.acquire();
+    await time.run(time.clock.sleep(2000));
+    const probe = await pacer.acquire();
+    pacer.release(inFlight);
+    const waiting = pacer.acquire();
+    expect(await settlesNow(waiting)).toBe(false);
+    pacer.release(probe);
+    expect(await settlesNow(waiting)).toBe(true);
+  });
+
+  it('leaves no timer behind: the wait for a reset is cancelled when an answer comes first', async () => {
+    const signals: AbortSignal[] = [];
+    const nowMs = 1_800_000_000_000;
+    const clock: Clock = {
+      now: () => new Date(nowMs),
+      sleep: (_ms, signal) => {
+        signals.push(signal!);
+        return new Promise((_, reject) => signal!.addEventListener('abort', () => reject(signal!.reason), { once: true }));
+      },
+    };
+    const pacer = new RateLimitPacer(clock);
+    pacer.record(await pacer.acquire(), headers(1, (nowMs + 10_000) / 1000), nowMs);
+    const second = await pacer.acquire();
+    const third = pacer.acquire();
+    expect(await settlesNow(third)).toBe(false);
+    expect(signals.map((signal) => signal.aborted)).toEqual([false]);
+    pacer.record(second, headers(1, (nowMs + 10_000) / 1000), nowMs);
+    await third;
+    expect(signals.map((signal) => signal.aborted)).toEqual([true]);
   });
 });
 

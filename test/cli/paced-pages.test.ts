@@ -13,6 +13,7 @@ function recordingPacer() {
     },
     record: (sequence: number, headers: Record<string, string>) => calls.push(`record ${sequence} ${headers['x-ratelimit-remaining']}`),
     release: (sequence: number) => calls.push(`release ${sequence}`),
+    fail: (sequence: number) => calls.push(`fail ${sequence}`),
   };
   return { pacer: pacer as unknown as RateLimitPacer, calls };
 }
@@ -30,7 +31,7 @@ describe('list pages read through the pacer', () => {
     expect(calls).toEqual(['acquire 1', 'record 1 9', 'acquire 2', 'record 2 8', 'acquire 3', 'release 3']);
   });
 
-  it('a failed page request gives its slot back and fails the read', async () => {
+  it('a failed page request fails the read, its slot spent (the service may have counted it)', async () => {
     const { pacer, calls } = recordingPacer();
     async function* pages(): AsyncGenerator<{ headers: Record<string, string> }> {
       yield* [];
@@ -39,6 +40,6 @@ describe('list pages read through the pacer', () => {
     await expect(async () => {
       for await (const _ of pacedPages(pacer, pages())) void _;
     }).rejects.toThrow('refused');
-    expect(calls).toEqual(['acquire 1', 'release 1']);
+    expect(calls).toEqual(['acquire 1', 'fail 1']);
   });
 });

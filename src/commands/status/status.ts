@@ -103,7 +103,7 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
       pacer.record(sequence, response.headers);
       return response;
     } catch (error) {
-      pacer.release(sequence);
+      pacer.fail(sequence);
       throw error;
     }
   };
