@@ -69,7 +69,8 @@ for (const { file, score, count, survivors } of rows) {
   process.stdout.write(
     `${score < TARGET ? '✗' : '✓'} ${file.padEnd(width)}  ${score.toFixed(1).padStart(5)}%  killed ${count.killed}, survived ${count.survived}, no coverage ${count.noCoverage}, equivalent ${count.equivalent}, ignored (static) ${count.ignored}, errors ${count.errors}\n`,
   );
-  if (score < TARGET) process.stdout.write(`${survivors.join('\n')}\n`);
+  // Every survivor without a reason is listed, not only those of files below the target: each needs a test or a reason.
+  if (survivors.length > 0) process.stdout.write(`${survivors.join('\n')}\n`);
 }
 process.stdout.write(`\nequivalent mutants (test/mutation/equivalent.json), ${listed.length}:\n${listed.join('\n') || '  none'}\n`);
 const stale = equivalents.filter((entry) => !used.has(entry) && Object.keys(report.files).includes(entry.file));
