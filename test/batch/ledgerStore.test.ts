@@ -223,6 +223,22 @@ describe('appending', () => {
     }
   });
 
+  it('a line whose write failed is never taken as written: reading it back is refused, naming the ledger', async () => {
+    const path = tempPath();
+    const { appender } = await LedgerAppender.open(path, LOGIN_LINKS, { lines: 0, completeLength: 0 }, noLive);
+    const write = vi.spyOn(await handlePrototype(), 'write');
+    write.mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    try {
+      const { position, done } = appender.appendLine(`${JSON.stringify(runLine('lost'))}\n`);
+      await expect(done).rejects.toThrow('no space left on device');
+      // Its caller was told; the one waiting to read the line back is told too, not handed other bytes.
+      await expect(appender.writtenTo(position.offset + position.length)).rejects.toThrow(`the login-link ledger ${path} was not written`);
+      await appender.close();
+    } finally {
+      write.mockRestore();
+    }
+  });
+
   /** An appender of `gatherMs` whose first write sees a line nobody waits for queued while it is under way. */
   async function lineQueuedDuringWrite(gatherMs: number) {
     const path = tempPath();
