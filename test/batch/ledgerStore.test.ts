@@ -239,6 +239,23 @@ describe('appending', () => {
     }
   });
 
+  it('lines nobody waits for gather under one timer, and close leaves no timer behind to keep the process alive', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const path = tempPath();
+      const { appender } = await LedgerAppender.open(path, { ...OUTBOX, gatherMs: 60_000 }, { lines: 0, completeLength: 0 }, noLive);
+      for (let index = 0; index < 3; index += 1) appender.appendLine(`${JSON.stringify({ type: 'pass', pass: `unwaited-${index}` })}\n`, { wait: false });
+      // One gathering for the group: its end writes all three with one sync.
+      expect(vi.getTimerCount()).toBe(1);
+      await appender.close();
+      expect(fileLines(path).map((line) => JSON.parse(line).pass)).toEqual(['unwaited-0', 'unwaited-1', 'unwaited-2']);
+      // A watch that ends must not linger for a gathering of a minute.
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   /** An appender of `gatherMs` whose first write sees a line nobody waits for queued while it is under way. */
   async function lineQueuedDuringWrite(gatherMs: number) {
     const path = tempPath();
