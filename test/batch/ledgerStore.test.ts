@@ -302,6 +302,38 @@ describe('appending', () => {
     return done();
   }
 
+  it('a line queued during a slow write gathers from the end of that write: the lines after it join its sync', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const prototype = await handlePrototype();
+    const original = prototype.write;
+    const path = tempPath();
+    const passes = () => fileLines(path).map((line) => JSON.parse(line).pass);
+    const unwaited = (pass: string) => appender.appendLine(`${JSON.stringify({ type: 'pass', pass })}\n`, { wait: false });
+    const { appender } = await LedgerAppender.open(path, { ...OUTBOX, gatherMs: 100 }, { lines: 0, completeLength: 0 }, noLive);
+    const write = vi.spyOn(prototype, 'write').mockImplementationOnce(function (this: FileHandle, ...args: Parameters<FileHandle['write']>) {
+      unwaited('during');
+      // The write takes 90 ms.
+      vi.advanceTimersByTime(90);
+      return (original as (...args: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
+    });
+    const datasync = vi.spyOn(prototype, 'datasync');
+    try {
+      await appender.append({ type: 'pass', pass: 'waited' });
+      write.mockRestore();
+      // 110 ms after the line was queued, 20 ms after the write ended: still gathering.
+      vi.advanceTimersByTime(20);
+      expect(await turnsUntil(() => passes().length > 1)).toBe(false);
+      unwaited('after');
+      await appender.close();
+      expect(passes()).toEqual(['waited', 'during', 'after']);
+      expect(datasync).toHaveBeenCalledTimes(2);
+    } finally {
+      write.mockRestore();
+      datasync.mockRestore();
+      vi.useRealTimers();
+    }
+  });
+
   it('without a timer: a line queued during a write goes out right after it, waited or not (a kind that does not gather), or waited (one that does)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const prototype = await handlePrototype();
