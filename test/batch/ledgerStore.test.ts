@@ -223,6 +223,39 @@ describe('appending', () => {
     }
   });
 
+  it('a line whose write failed is never taken as written: reading it back is refused, naming the ledger', async () => {
+    const path = tempPath();
+    const { appender } = await LedgerAppender.open(path, LOGIN_LINKS, { lines: 0, completeLength: 0 }, noLive);
+    const write = vi.spyOn(await handlePrototype(), 'write');
+    write.mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    try {
+      const { position, done } = appender.appendLine(`${JSON.stringify(runLine('lost'))}\n`);
+      await expect(done).rejects.toThrow('no space left on device');
+      // Its caller was told; the one waiting to read the line back is told too, not handed other bytes.
+      await expect(appender.writtenTo(position.offset + position.length)).rejects.toThrow(`the login-link ledger ${path} was not written`);
+      await appender.close();
+    } finally {
+      write.mockRestore();
+    }
+  });
+
+  it('lines nobody waits for gather under one timer, and close leaves no timer behind to keep the process alive', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const path = tempPath();
+      const { appender } = await LedgerAppender.open(path, { ...OUTBOX, gatherMs: 60_000 }, { lines: 0, completeLength: 0 }, noLive);
+      for (let index = 0; index < 3; index += 1) appender.appendLine(`${JSON.stringify({ type: 'pass', pass: `unwaited-${index}` })}\n`, { wait: false });
+      // One gathering for the group: its end writes all three with one sync.
+      expect(vi.getTimerCount()).toBe(1);
+      await appender.close();
+      expect(fileLines(path).map((line) => JSON.parse(line).pass)).toEqual(['unwaited-0', 'unwaited-1', 'unwaited-2']);
+      // A watch that ends must not linger for a gathering of a minute.
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   /** An appender of `gatherMs` whose first write sees a line nobody waits for queued while it is under way. */
   async function lineQueuedDuringWrite(gatherMs: number) {
     const path = tempPath();
@@ -268,6 +301,38 @@ describe('appending', () => {
     for (let turn = 0; turn < 2000 && !done(); turn += 1) await new Promise((resolve) => setImmediate(resolve));
     return done();
   }
+
+  it('a line queued during a slow write gathers from the end of that write: the lines after it join its sync', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const prototype = await handlePrototype();
+    const original = prototype.write;
+    const path = tempPath();
+    const passes = () => fileLines(path).map((line) => JSON.parse(line).pass);
+    const unwaited = (pass: string) => appender.appendLine(`${JSON.stringify({ type: 'pass', pass })}\n`, { wait: false });
+    const { appender } = await LedgerAppender.open(path, { ...OUTBOX, gatherMs: 100 }, { lines: 0, completeLength: 0 }, noLive);
+    const write = vi.spyOn(prototype, 'write').mockImplementationOnce(function (this: FileHandle, ...args: Parameters<FileHandle['write']>) {
+      unwaited('during');
+      // The write takes 90 ms.
+      vi.advanceTimersByTime(90);
+      return (original as (...args: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
+    });
+    const datasync = vi.spyOn(prototype, 'datasync');
+    try {
+      await appender.append({ type: 'pass', pass: 'waited' });
+      write.mockRestore();
+      // 110 ms after the line was queued, 20 ms after the write ended: still gathering.
+      vi.advanceTimersByTime(20);
+      expect(await turnsUntil(() => passes().length > 1)).toBe(false);
+      unwaited('after');
+      await appender.close();
+      expect(passes()).toEqual(['waited', 'during', 'after']);
+      expect(datasync).toHaveBeenCalledTimes(2);
+    } finally {
+      write.mockRestore();
+      datasync.mockRestore();
+      vi.useRealTimers();
+    }
+  });
 
   it('without a timer: a line queued during a write goes out right after it, waited or not (a kind that does not gather), or waited (one that does)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -355,6 +355,24 @@ describe('webhook outbox deliveries', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('compaction leaves no file open: a watch that opens its outbox again every pass does not run out of descriptors', async () => {
+    const path = outboxPath();
+    const now = Date.now();
+    const openFiles = () => readdirSync('/proc/self/fd').length;
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_busy', ['hk_1'], now)]);
+    // Superseded lines enough for the next open to compact, which reads each kept body from the old file.
+    for (let attempt = 1; attempt <= 120; attempt += 1) {
+      void outbox.recordAttempt({ id: 'msg_busy', hook: 'hk_1', attempt, result: 'retry', detail: 'HTTP 500', next_at: at(now + HOUR_MS), at: at(now) });
+    }
+    await outbox.close();
+    const before = openFiles();
+    const reopened = await Outbox.open(path);
+    expect(lines(path)).toHaveLength(2);
+    await reopened.close();
+    expect(openFiles()).toBe(before);
   });
 
   it('compaction keeps delivered changes for 7 days, then drops them; anything not delivered stays', async () => {

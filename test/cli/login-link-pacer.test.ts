@@ -234,6 +234,15 @@ describe('rate-limit pacer, at its edges', () => {
     return settled;
   }
 
+  it('waits out a per-minute window spent with a minute to go, rather than stopping the batch', async () => {
+    const startMs = 1_800_000_000_000;
+    const time = virtualTime(startMs);
+    const pacer = new RateLimitPacer(time.recordingClock);
+    pacer.record(await pacer.acquire(), headers(0, (startMs + 60_000) / 1000), startMs);
+    await time.run(pacer.acquire());
+    expect(time.sleeps).toEqual([60_020]);
+  });
+
   it('waits up to two minutes for a reset, and stops when it is further away', async () => {
     // The reset lands exactly MAX_PACING_WAIT_MS away, its 20 ms of slack included.
     const startMs = 1_800_000_000_020;
