@@ -43,8 +43,8 @@ export async function knownAccounts(
       known.set(key, { origin, account_id: accountId, ...(fields.email === undefined ? {} : { email: fields.email }), sources: [source], profile: fields.profile, at: fields.at });
       return;
     }
+    // The email is the one first seen: the accounts ledger, every line of which has one, is read before the links.
     if (!entry.sources.includes(source)) entry.sources.push(source);
-    if (entry.email === undefined && fields.email !== undefined) entry.email = fields.email;
     if (fields.at > entry.at) Object.assign(entry, { profile: fields.profile, at: fields.at });
   };
   for (const entry of accounts.accounts()) {

@@ -7,7 +7,6 @@ export type RecordValue = string | number | boolean | null | undefined;
 /** A file of one record a line (`--results`, `--links`): CSV with a header when the name ends in .csv, else NDJSON. */
 export interface RecordFile {
   readonly path: string;
-  readonly format: 'csv' | 'ndjson';
   /** Writes one record (its `columns` in order for CSV), in the order called. */
   write(record: Record<string, RecordValue>): Promise<void>;
   close(): Promise<void>;
@@ -35,7 +34,7 @@ export async function openRecordFile(path: string, columns: readonly string[], o
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`${options.flag} ${path}: cannot be written (${code === 'EISDIR' ? 'is a directory' : code}); nothing was sent`);
   }
-  const format = /\.csv$/i.test(path) ? 'csv' : 'ndjson';
+  const csv = /\.csv$/i.test(path);
   let chain: Promise<void> = Promise.resolve();
   const writeLine = (line: string) => {
     // Written, not fsync'd: a killed process loses nothing written, and a run again rewrites results.
@@ -44,12 +43,11 @@ export async function openRecordFile(path: string, columns: readonly string[], o
     });
     return chain;
   };
-  if (format === 'csv' && (await handle.stat()).size === 0) await writeLine(`${columns.map(csvCell).join(',')}\r\n`);
+  if (csv && (await handle.stat()).size === 0) await writeLine(`${columns.map(csvCell).join(',')}\r\n`);
   return {
     path,
-    format,
     write: (record) =>
-      writeLine(format === 'csv' ? `${columns.map((column) => csvCell(record[column])).join(',')}\r\n` : `${JSON.stringify(Object.fromEntries(columns.map((column) => [column, record[column] ?? null])))}\n`),
+      writeLine(csv ? `${columns.map((column) => csvCell(record[column])).join(',')}\r\n` : `${JSON.stringify(Object.fromEntries(columns.map((column) => [column, record[column] ?? null])))}\n`),
     async close() {
       await chain;
       await handle.close();

@@ -70,4 +70,56 @@ describe('ledger kinds', () => {
     expect(error.message).toBe(`the webhook outbox ledger ${path} is damaged at line 8`);
     expect(error.hint).toBe('Move the file aside to start a new ledger (deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time).');
   });
+
+  it('the accounts ledger reads each of its line types, keys accounts by email, and names itself and the cost of a new ledger when damaged', async () => {
+    const { readAccountsLedger } = await import('../../src/batch/ledgers/accounts');
+    const at = '2026-11-23T10:00:00Z';
+    const who = { origin: 'http://127.0.0.1:4010', profile: 'acme', at };
+    const lines = [
+      { type: 'intent', id: 'i1', ...who, email: 'Jane@Example.com' },
+      { type: 'created', intent: 'i1', ...who, email: 'jane@example.com', account_id: 1001, source: 'import' },
+      { type: 'intent', id: 'i2', ...who, email: 'john@example.com' },
+      { type: 'refused', intent: 'i2', ...who, email: 'john@example.com', code: 'SERVICE_UNAVAILABLE' },
+      // Two emails that only upper-casing would make one: an open intent for the one, an account for the other.
+      { type: 'intent', id: 'i3', ...who, email: 'straße@example.com' },
+      { type: 'exists', ...who, email: 'strasse@example.com', account_id: 1002, source: 'import' },
+      // An intent line without an id (not one this tool writes): a line naming no intent settles none.
+      { type: 'intent', ...who, email: 'pat@example.com' },
+      { type: 'created', ...who, email: 'pat@example.com', account_id: 1003, source: 'create' },
+    ];
+    const view = await readAccountsLedger(ledgerFile(lines));
+    expect(view.accounts().map((entry) => entry.account_id)).toEqual([1001, 1002, 1003]);
+    expect(view.findAccount(who.origin, 'JANE@example.com')?.account_id).toBe(1001);
+    expect(view.findAccount(who.origin, 'straße@example.com')).toBeUndefined();
+    expect(view.uncertainIntent(who.origin, 'strasse@example.com')).toBeUndefined();
+    expect(view.uncertainIntents().map((entry) => entry.email)).toEqual(['straße@example.com', 'pat@example.com']);
+
+    const { path, error } = await damage(readAccountsLedger, lines);
+    expect(error.message).toBe(`the accounts ledger ${path} is damaged at line 9`);
+    expect(error.hint).toBe('Move the file aside to start a new ledger (the next import then asks the service about every row again, and its 409s name the accounts already there).');
+  });
+
+  it('the documents ledger reads each of its line types, keys uploads by name, and names itself and the cost of a new ledger when damaged', async () => {
+    const { readDocumentsLedger } = await import('../../src/batch/ledgers/documents');
+    const at = '2026-11-23T10:00:00Z';
+    const account = { origin: 'http://127.0.0.1:4010', account_id: 1, tax_year: 2025, profile: 'acme', at };
+    const file = { sha256: 'a'.repeat(64), size: 3 };
+    const lines = [
+      // Left by a compaction: the upload names an intent whose line is gone.
+      { type: 'uploaded', intent: 'i0', ...account, filename: 'w2.pdf', ...file, document_id: 'doc_1' },
+      { type: 'intent', id: 'i1', ...account, filename: '1099.pdf', sha256: 'b'.repeat(64), size: 4, known_ids: [] },
+      { type: 'refused', intent: 'i1', ...account, filename: '1099.pdf', code: 'FILE_TOO_LARGE' },
+      { type: 'intent', id: 'i2', ...account, filename: 'id.png', sha256: 'c'.repeat(64), size: 5, known_ids: [] },
+    ];
+    const view = await readDocumentsLedger(ledgerFile(lines));
+    expect(view.uploads().map((entry) => entry.document_id)).toEqual(['doc_1']);
+    expect(view.uploadedUnder({ ...account, filename: 'w2.pdf' })?.document_id).toBe('doc_1');
+    expect(view.uploadedUnder({ ...account, filename: 'id.png' })).toBeUndefined();
+    expect(view.openIntent({ ...account, filename: '1099.pdf' })).toBeUndefined();
+    expect(view.openIntent({ ...account, filename: 'id.png' })?.id).toBe('i2');
+
+    const { path, error } = await damage(readDocumentsLedger, lines);
+    expect(error.message).toBe(`the documents ledger ${path} is damaged at line 5`);
+    expect(error.hint).toBe('Move the file aside to start a new ledger (the next sync then asks the service which names each account has, and skips those).');
+  });
 });

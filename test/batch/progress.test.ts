@@ -41,6 +41,8 @@ describe('the count line of a batch on a terminal', () => {
   it('reads 100% for an empty batch, no rate before time has passed, and rates per second, minute or hour', () => {
     expect(formatProgress(0, 0, 0)).toBe('  0/0  100%  -/s  ETA ?');
     expect(formatProgress(3, 3, 1000)).toBe('  3/3  100%  3.0/s  ETA 0s');
+    // An item finished in the same millisecond the batch started: no rate yet, so no time left is guessed.
+    expect(formatProgress(1, 3, 0)).toBe('  1/3  33%  -/s  ETA ?');
     expect(formatRate(5, 0)).toBeUndefined();
     expect(formatRate(1, 1000)).toBe('1.0/s');
     expect(formatRate(1, 60_000)).toBe('1.0/min');

@@ -206,6 +206,24 @@ describe('knownAccounts', () => {
     ]);
   });
 
+  it('keeps the first seen at a tie: a link made the same instant as the account does not take over its profile; one email per account', async () => {
+    const env = dataHome();
+    const accounts = await AccountsLedger.open(defaultPathOf(ACCOUNTS, env));
+    await accounts.recordAccount('created', { ...who, email: 'jane@example.com', at, account_id: 1001, source: 'create' });
+    // The same account found again by import under its spouse's email: the email first seen stays.
+    await accounts.recordAccount('exists', { ...who, profile: 'other', email: 'sam@example.com', at, account_id: 1001, source: 'import' });
+    await accounts.close();
+    const links = await Ledger.open(defaultPathOf(LOGIN_LINKS, env));
+    const target = { origin, account_id: 1001, user_email: null };
+    const meta = { profile: 'night', at };
+    const link = { user_email: 'jane@example.com', purpose: 'expired_link', expires_at: '2026-11-30T10:00:00Z', created_at: at.toISOString() };
+    await links.recordIssued(await links.recordIntent(target, meta), target, link, meta);
+    await links.close();
+    expect(await knownAccounts({ env }, { origin })).toStrictEqual([
+      { origin, account_id: 1001, email: 'jane@example.com', sources: ['accounts create', 'accounts import', 'login-link'], profile: 'acme', at: at.toISOString() },
+    ]);
+  });
+
   it('is empty when no ledger exists yet', async () => {
     expect(await knownAccounts({ env: dataHome() })).toEqual([]);
   });

@@ -219,7 +219,8 @@ describe('ledger lock', () => {
     const error = await acquireLedgerLock(path, { waitMs: 300, clock: realClock }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(LedgerLockedError);
     expect((error as LedgerLockedError).exitCode).toBe(10);
-    expect((error as LedgerLockedError).message).toContain(`pid ${process.pid} on ${hostname()}`);
+    // Without a kind the message names no kind: `the ledger <path> is in use by taxprep (pid ...`.
+    expect((error as LedgerLockedError).message.startsWith(`the ledger ${path} is in use by taxprep (pid ${process.pid} on ${hostname()}, started `)).toBe(true);
 
     await first.release();
     expect(existsSync(lockPathOf(path))).toBe(false);
