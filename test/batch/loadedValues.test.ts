@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../../src/types';
 
 // Values a module makes when it loads (limits, escape sequences), read as a user meets them. Each
@@ -10,6 +10,22 @@ import type { Clock } from '../../src/types';
 // runs, which is what lets the mutation run (test/mutation) try each of them against these tests.
 
 describe('values made when a module loads', () => {
+  it('the ledger files are named by their kind, as the docs and --help name them', async () => {
+    // Loaded afresh (other modules of this file load it too): its names are made while this test runs.
+    vi.resetModules();
+    const names = await import('../../src/batch/ledgers/fileNames');
+    expect([names.LOGIN_LINKS_FILE_NAME, names.ACCOUNTS_FILE_NAME, names.DOCUMENTS_FILE_NAME]).toEqual(['login-links.ndjson', 'accounts.ndjson', 'documents.ndjson']);
+  });
+
+  it('--ledger completes file names in the shells, and --lock-wait is named lock_wait in a refusal under --json', async () => {
+    vi.resetModules();
+    const { CONCURRENCY_FLAG, ledgerFlag, LOCK_WAIT_FLAG } = await import('../../src/batch/flags');
+    // Each flag as `--help` shows it and as its range refuses a value.
+    expect(CONCURRENCY_FLAG).toEqual({ flag: '--concurrency <n>', field: 'concurrency', help: 'requests at a time in a batch', range: { min: 1, max: 16 }, default: '4' });
+    expect(ledgerFlag('accounts.ndjson')).toEqual({ flag: '--ledger <path>', help: 'ledger file (default: accounts.ndjson in the user data directory)', complete: 'files' });
+    expect(LOCK_WAIT_FLAG).toEqual({ flag: '--lock-wait <seconds>', field: 'lock_wait', help: 'how long to wait for another run holding the ledger', range: { min: 0, max: 3600 }, default: '5' });
+  });
+
   it('the pacer waits up to two minutes for a reset, and stops when it is further away', async () => {
     const { QuotaExhaustedError, RateLimitPacer } = await import('../../src/batch/pacer');
     // A reset exactly two minutes away, its 20 ms of slack included: whole seconds for the header.
