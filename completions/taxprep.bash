@@ -51,7 +51,7 @@ _taxprep() {
       "taxprep/hooks/show") COMPREPLY=($(compgen -W "--secret --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/hooks/deliveries") COMPREPLY=($(compgen -W "--hook --status --since --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/hooks/recover") COMPREPLY=($(compgen -W "--since --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
-      "taxprep/hooks/deliver") COMPREPLY=($(compgen -W "--wait --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
+      "taxprep/hooks/deliver") COMPREPLY=($(compgen -W "--wait --retry-now --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/hooks/listen") COMPREPLY=($(compgen -W "--port --secret-file --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/profiles/add") COMPREPLY=($(compgen -W "--base-url --api-key-stdin --default --no-verify --json --jq --profile --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;
       "taxprep/whoami") COMPREPLY=($(compgen -W "--offline --json --jq --profile --base-url --timeout --max-retries --no-retry --max-response-size --verbose --no-color --help" -- "$cur")) ;;

@@ -44,8 +44,9 @@ export const watch: CommandSpec = {
     'starts again.\n' +
     'Hooks (taxprep hooks add) get every change as a signed POST or a command,\n' +
     'at least once: a running watch delivers as deliveries fall due, --once\n' +
-    'before it exits. One watch per profile and base URL at a time (a second\n' +
-    'exits 10).',
+    'before it exits; hooks redeliver, recover and deliver hand it their work.\n' +
+    'One watch per profile and base URL at a time (a second exits 10: another\n' +
+    'watch is running).',
   exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
   load: () => import('./watch'),
 };
