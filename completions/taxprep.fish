@@ -146,7 +146,7 @@ complete -c taxprep -n '__taxprep_at taxprep/status' -l accounts -r -F -d 'also 
 complete -c taxprep -n '__taxprep_at taxprep/status' -l ledger -r -F -d 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too'
 complete -c taxprep -n '__taxprep_at taxprep/status' -l within -x -d 'login links of the ledger expiring within this window: 90m, 24h, 7d'
 complete -c taxprep -n '__taxprep_at taxprep/status' -l csv -d 'one CSV for a spreadsheet (a row per line of every section)'
-complete -c taxprep -n '__taxprep_at taxprep/watch' -l once -d 'one pass, then exit 0; prints nothing when nothing changed (for cron)'
+complete -c taxprep -n '__taxprep_at taxprep/watch' -l once -d 'one pass, then exit 0; prints nothing when nothing changed (for cron); exit 6 when the budget allowed no request'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l budget -x -d 'requests allowed, e.g. 20/min or 5/10s; at most 100/min and what the key allows'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l accounts -r -F -d 'also these accounts (- for stdin): one id a line, a CSV or NDJSON with account_id, or an import\'s file or results'
 complete -c taxprep -n '__taxprep_at taxprep/watch' -l ledger -r -F -d 'the login-link ledger (default: login-links.ndjson in the user data directory); its accounts and those of the accounts ledger are looked at too'
