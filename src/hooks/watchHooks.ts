@@ -10,7 +10,7 @@ import { eventsFor } from './queue';
 import { acquireWatchLock, applyRequests, onRequest } from './requests';
 import { defaultHooksPath, inScope, readHooks, type Scope } from './store';
 
-/** How long watch waits for the outbox's lock before exit 10 (another watch of this profile runs). */
+/** How long watch waits for the watch's lock (another watch runs) and the outbox's (a hooks command holds it) before exit 10. */
 const LOCK_WAIT_MS = 2_000;
 
 /**

@@ -373,7 +373,14 @@ describe('hooks redeliver, recover and deliver beside a running watch', () => {
     // The watch gone, a redelivery is applied here and waits for hooks deliver.
     const after = await taxprep(['hooks', 'redeliver', target.received[0]!.id]);
     expect(after.stderr).toBe('1 delivery is due again; taxprep hooks deliver (or the next watch) sends it.\n');
-    expect(JSON.parse((await taxprep(['hooks', 'deliver', '--json'])).stdout)).toMatchObject({ delivered: 1, failed: 0 });
+    up = false;
+    expect(JSON.parse((await taxprep(['hooks', 'deliver', '--json'])).stdout)).toMatchObject({ delivered: 0, retried: 1, failed: 0 });
     expect(target.received).toHaveLength(5);
+    // Without a watch, --retry-now sends here what waits for its retry an hour away.
+    up = true;
+    expect(JSON.parse((await taxprep(['hooks', 'deliver', '--json'])).stdout)).toMatchObject({ delivered: 0, retried: 0 });
+    expect(JSON.parse((await taxprep(['hooks', 'deliver', '--retry-now', '--json'])).stdout)).toMatchObject({ delivered: 1, retried: 0, failed: 0 });
+    expect(target.received).toHaveLength(6);
+    expect(new Set(target.received.map((request) => request.id)).size).toBe(1);
   }, 90_000);
 });

@@ -55,6 +55,6 @@ export const watch: CommandSpec = {
   exitCodes: [
     ...SERVICE_WITH_KEY.filter((name) => name !== 'RATE_LIMITED'),
     ['RATE_LIMITED', 'still rate limited after retrying; or --once: the budget allowed no request, nothing was read'],
-    ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
+    ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running, or a hooks command holds its outbox'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
   load: () => import('./watch'),
 };
