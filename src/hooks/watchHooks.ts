@@ -74,7 +74,7 @@ export async function openWatchHooks(
   const onRequestLanded = () => {
     takeRequests().then(wakeSender, (error: unknown) => note(`hooks: a request of hooks redeliver, recover or deliver was not applied (${sanitizeLine((error as Error).message)}); it waits for the next pass`));
   };
-  const background = options.background ? Promise.all([deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, takeRequests, note), onRequest(outboxPath, stopping, onRequestLanded)]) : Promise.resolve();
+  const background = options.background ? Promise.all([deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, takeRequests, note), onRequest(outboxPath, stopping, onRequestLanded).catch((error: unknown) => note(`hooks: requests of hooks redeliver, recover and deliver are taken at each pass only (${sanitizeLine((error as Error).message)})`))]) : Promise.resolve();
 
   return {
     async queue(changes) {

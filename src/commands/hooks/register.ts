@@ -4,7 +4,7 @@ import type { ArgumentSpec, CommandSpec } from '../spec';
 /** Commands that change the hooks file, under its lock. */
 const HOOKS_FILE: CommandSpec['exitCodes'] = [['LOCKED', 'another taxprep run held the hooks file for 10 seconds; nothing was changed']];
 /** Commands that change the outbox: a running watch is handed their work; another hooks command holding it makes them wait. */
-const OUTBOX: CommandSpec['exitCodes'] = [['LOCKED', 'another hooks command (not a watch) held the outbox for 2 seconds; nothing was changed']];
+const OUTBOX: CommandSpec['exitCodes'] = [['LOCKED', 'another hooks command (not a watch) held the outbox for 2 seconds; nothing was changed'], ['INTERRUPTED', 'Ctrl-C before the running watch took the request, which it still applies']];
 
 const HOOK: ArgumentSpec = { name: '<hook>', help: 'hook id (hk_...), as hooks list shows it' };
 

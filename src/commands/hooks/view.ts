@@ -1,6 +1,6 @@
 import { withLedger } from '../../batch/ledger';
 import { OUTBOX, Outbox, defaultOutboxPath, readOutbox, type OutboxView } from '../../batch/ledgers/outbox';
-import { LedgerLockedError, UsageError } from '../../errors';
+import { InterruptedError, LedgerLockedError, UsageError } from '../../errors';
 import { applyRequests, describeWatch, requestWaiting, removeRequest, runningWatch, submitRequest, type HooksRequest } from '../../hooks/requests';
 import type { LockOwner } from '../../lib/fileLock';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
@@ -131,6 +131,7 @@ const HAND_OVER_POLL_MS = 50;
 export async function handOver(ctx: Context, scope: Scope, request: HooksRequest): Promise<LockOwner | undefined> {
   const path = outboxPathOf(ctx, scope);
   const id = await submitRequest(path, request, ctx.clock.now());
+  const interrupted = ctx.interrupted();
   for (;;) {
     const watch = await runningWatch(path);
     if (watch === undefined) {
@@ -144,6 +145,11 @@ export async function handOver(ctx: Context, scope: Scope, request: HooksRequest
       }
     }
     if (!(await requestWaiting(path, id))) return watch;
-    await ctx.clock.sleep(HAND_OVER_POLL_MS);
+    try {
+      await ctx.clock.sleep(HAND_OVER_POLL_MS, interrupted);
+    } catch {
+      // Not taken back: the watch may be applying it right now. It stays, and is applied.
+      throw new InterruptedError(`interrupted: ${describeWatch(watch)} and has not taken the request yet; it stays in the outbox's inbox, and the watch (or the next run to open the outbox) applies it`);
+    }
   }
 }
