@@ -342,7 +342,7 @@ describe('hooks redeliver, recover and deliver beside a running watch', () => {
       expect(second.stderr).not.toContain('webhook outbox ledger');
 
       up = true;
-      const retried = await taxprep(['hooks', 'deliver', '--retry-now']);
+      const retried = await taxprep(['--verbose', 'hooks', 'deliver', '--retry-now']);
       expect(retried.exitCode, retried.stderr).toBe(0);
       expect(retried.stderr).toMatch(/^hooks deliver: 1 delivered, 0 to retry, 0 failed; a watch is running \(pid \d+, since [^)]+\) and sent them\.\n$/);
       expect(target.received).toHaveLength(2);

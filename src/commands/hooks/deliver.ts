@@ -50,7 +50,8 @@ export async function run(ctx: Context, options: DeliverOptions): Promise<number
     }
   }
   if (ctx.globals.json) await out.json({ delivered: totals.delivered, retried: totals.retried, failed: totals.failed, next_due_at: totals.nextDueMs === undefined ? null : new Date(totals.nextDueMs).toISOString() });
-  else if (ctx.io.stderrIsTTY || totals.failed > 0 || watch !== undefined) await out.note(`hooks deliver: ${totals.delivered} delivered, ${totals.retried} to retry, ${totals.failed} failed${watch === undefined ? '' : `; ${describeWatch(watch)} and sent them`}.`);
+  // Quiet in cron when all went well (cron mails what it prints), beside a watch too.
+  else if (ctx.io.stderrIsTTY || ctx.globals.verbose || totals.failed > 0) await out.note(`hooks deliver: ${totals.delivered} delivered, ${totals.retried} to retry, ${totals.failed} failed${watch === undefined ? '' : `; ${describeWatch(watch)} and sent them`}.`);
   if (signal.aborted) return EXIT.INTERRUPTED;
   return totals.failed > 0 ? EXIT.PARTIAL : EXIT.OK;
 }
