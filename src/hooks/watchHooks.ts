@@ -16,8 +16,9 @@ const LOCK_WAIT_MS = 2_000;
 /**
  * What `watch` does for hooks: it holds the watch's lock and the outbox's for its whole run (one
  * watch per profile and base URL: a second one exits 10), applies the requests `hooks redeliver`,
- * `recover` and `deliver` hand it (./requests.ts) as they come, queues each pass's changes for every enabled matching hook
- * under the pass's id before the state that names that pass is recorded, marks the pass committed
+ * `recover` and `deliver` hand it (./requests.ts) as they come, queues each pass's changes for
+ * every enabled matching hook under the pass's id before the state that names that pass is
+ * recorded, marks the pass committed
  * after, and delivers as deliveries fall due (a running watch in the background, `--once` before
  * it exits).
  */
@@ -74,7 +75,11 @@ export async function openWatchHooks(
   const onRequestLanded = () => {
     takeRequests().then(wakeSender, (error: unknown) => note(`hooks: a request of hooks redeliver, recover or deliver was not applied (${sanitizeLine((error as Error).message)}); it waits for the next pass`));
   };
-  const background = options.background ? Promise.all([deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, takeRequests, note), onRequest(outboxPath, stopping, onRequestLanded).catch((error: unknown) => note(`hooks: requests of hooks redeliver, recover and deliver are taken at each pass only (${sanitizeLine((error as Error).message)})`))]) : Promise.resolve();
+  const watchInbox = () =>
+    onRequest(outboxPath, stopping, onRequestLanded).catch((error: unknown) =>
+      note(`hooks: requests of hooks redeliver, recover and deliver are taken at each pass only (${sanitizeLine((error as Error).message)})`),
+    );
+  const background = options.background ? Promise.all([deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, takeRequests, note), watchInbox()]) : Promise.resolve();
 
   return {
     async queue(changes) {
