@@ -41,8 +41,11 @@ export const ITEM_COLUMNS = Object.keys(ItemFields.shape);
 
 /** The columns of an import, in the words of `POST /accounts` (the spouse's flattened). */
 export const IMPORT_COLUMNS = ['email', 'first_name', 'last_name', 'spouse_email', 'spouse_first_name', 'spouse_last_name', 'send_invitation'] as const;
-/** The columns of an import's `--results` file and of each of its `--json` lines. */
-export const RESULT_COLUMNS = ['line', 'email', 'status', 'account_id', 'error_code', 'error_message'] as const;
+/**
+ * The columns of an import's `--results` file and of each of its `--json` lines: `spouse_email`
+ * is the spouse invited with the account (who has a login link to renew too), else empty.
+ */
+export const RESULT_COLUMNS = ['line', 'email', 'status', 'account_id', 'spouse_email', 'error_code', 'error_message'] as const;
 
 /** `true`/`false` as a spreadsheet writes them (also yes/no, 1/0); anything else is left for the contract's rule to refuse. */
 export function booleanCell(value: unknown): unknown {
@@ -126,31 +129,49 @@ function readRows(text: string, source: string): ReadInput {
   return { format, shape, raws: records === undefined ? ndjsonRows(content, columns, '{"account_id": 1001}') : csvRows(records, source, columns) };
 }
 
+/** Items read, and the lines refused with every rule each breaks (`--skip-invalid` goes on without them). */
+export interface CheckedInput {
+  items: AccountItem[];
+  /** One problem a line: `line 4: account_id must be a positive integer`. */
+  problems: string[];
+  badLines: number;
+}
+
 /**
- * Every line checked before anything is sent: a bad line fails the whole input with a usage error
- * naming each line and rule. `lookup` resolves an import's emails (see `readAccountInput`).
+ * Every line checked before anything is sent, its bad lines listed (`orRefuse` makes them a usage
+ * error naming each line and rule). `lookup` resolves an import's emails (see `readAccountInput`).
  */
-function checkedItems({ shape, raws }: ReadInput, source: string, lookup: EmailLookup | undefined): AccountItem[] {
+function checkedItems({ shape, raws }: ReadInput, source: string, lookup: EmailLookup | undefined): CheckedInput {
   if (shape === 'results') return validateItems(resultRows(raws), source);
   if (shape === 'import') return validateItems(importRows(raws, lookup ?? (() => undefined)), source);
   return validateItems(raws, source);
 }
 
+/** The items, or the usage error (exit 2) that lists the bad lines: nothing is sent. */
+function orRefuse(checked: CheckedInput, source: string): AccountItem[] {
+  if (checked.problems.length > 0) throw badRowsError(source, checked.problems, checked.badLines);
+  return checked.items;
+}
+
 /** Reads and checks account input (see `readRows` and `checkedItems`). */
 export function parseAccountInput(text: string, source: string, lookup?: EmailLookup): { format: InputFormat; items: AccountItem[] } {
   const read = readRows(text, source);
-  return { format: read.format, items: checkedItems(read, source, lookup) };
+  return { format: read.format, items: orRefuse(checkedItems(read, source, lookup), source) };
 }
 
 /**
- * An import's results: the rows that ended with an account (`created`, `exists`, `skipped`);
- * a `failed` row has none, and is left out.
+ * An import's results: the rows that ended with an account (`created`, `exists`, `skipped`), and
+ * the spouse's link too when the spouse was invited (`spouse_email`); a `failed` row has none,
+ * and is left out.
  */
 function resultRows(raws: RawRow[]): RawRow[] {
   return raws.flatMap((raw) => {
     if (raw.fields === undefined) return [raw];
     if (raw.fields.status === 'failed') return [];
-    return [{ ...raw, fields: { account_id: raw.fields.account_id } }];
+    const { account_id: accountId, spouse_email: spouse } = raw.fields;
+    const rows: RawRow[] = [{ ...raw, fields: { account_id: accountId } }];
+    if (typeof spouse === 'string' && spouse !== '') rows.push({ ...raw, fields: { account_id: accountId, user_email: spouse } });
+    return rows;
   });
 }
 
@@ -177,10 +198,11 @@ function importRows(raws: RawRow[], lookup: EmailLookup): RawRow[] {
 
 /** Account ids given as command-line arguments. */
 export function itemsFromArguments(ids: readonly string[]): AccountItem[] {
-  return validateItems(
+  const checked = validateItems(
     ids.map((id, index) => ({ line: index + 1, origin: `argument ${index + 1}`, fields: { account_id: id } })),
     'the command line',
   );
+  return orRefuse(checked, 'the command line');
 }
 
 /** One account id a line; `#` starts a comment line. */
@@ -194,7 +216,7 @@ function idRows(content: string): RawRow[] {
   return rows;
 }
 
-function validateItems(raws: RawRow[], source: string): AccountItem[] {
+function validateItems(raws: RawRow[], source: string): CheckedInput {
   const firstOrigin = new Map<string, string>();
   const { items, bad } = checkRows<AccountItem>(raws, (raw) => {
     const parsed = ItemFields.safeParse(raw.fields);
@@ -211,9 +233,10 @@ function validateItems(raws: RawRow[], source: string): AccountItem[] {
   });
   // A line that could not be read says so after its origin; a rule it breaks follows a colon.
   const problems = bad.flatMap((row) => row.problems.map((problem) => (row.readable ? `${row.origin}: ${problem}` : `${row.origin} ${problem}`)));
-  if (problems.length > 0) throw badRowsError(source, problems, bad.length);
+  // Not even one good line: nothing to go on with, --skip-invalid or not.
+  if (items.length === 0 && problems.length > 0) throw badRowsError(source, problems, bad.length);
   if (items.length === 0) throw new UsageError(`${source} holds no account ids`);
-  return items;
+  return { items, problems, badLines: bad.length };
 }
 
 /**
@@ -221,6 +244,11 @@ function validateItems(raws: RawRow[], source: string): AccountItem[] {
  * resolved through the accounts ledger of the service at `baseUrl` (read only then).
  */
 export async function readAccountInput(ctx: Pick<Context, 'io' | 'env'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<AccountItem[]> {
+  return orRefuse(await readAccountInputLines(ctx, path, flag, baseUrl), sourceName(path));
+}
+
+/** `readAccountInput` with its bad lines listed rather than refused: for `--skip-invalid`. */
+export async function readAccountInputLines(ctx: Pick<Context, 'io' | 'env'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<CheckedInput> {
   const source = sourceName(path);
   const read = readRows(await readInputText(ctx, path, flag), source);
   let lookup: EmailLookup | undefined;

@@ -4,6 +4,7 @@ import { formatDuration } from '../lib/duration';
 import { formatBytes, progressBar } from '../output/progress';
 import { sanitizeLine } from '../output/sanitize';
 import { truncate } from '../output/table';
+import { formatWaiting } from './progress';
 
 /**
  * Progress of a set of file uploads (`docs upload`, `docs sync`): bytes, rate and time left for
@@ -43,6 +44,8 @@ export interface FileProgress {
 
 export interface FileSetProgress {
   start(name: string, size: number): FileProgress;
+  /** Requests wait for the key's rate-limit window until `untilMs` (local ms), or go again (undefined): the set's line says so. */
+  waiting(untilMs: number | undefined): void;
   /** Wipes the lines so that other output starts at the left margin; the next update redraws them. */
   clear(): void;
   finish(): void;
@@ -89,7 +92,7 @@ interface Active {
 export function createFileSetProgress(options: FileSetProgressOptions): FileSetProgress {
   if (options.mode === 'off') {
     const quiet: FileProgress = { sent() {}, done() {}, failed() {} };
-    return { start: () => quiet, clear() {}, finish() {} };
+    return { start: () => quiet, waiting() {}, clear() {}, finish() {} };
   }
   const { stream, clock } = options;
   const nowMs = () => clock.now().getTime();
@@ -98,6 +101,7 @@ export function createFileSetProgress(options: FileSetProgressOptions): FileSetP
   const active = new Set<Active>();
   let drawnLines = 0;
   let drawnAtMs = -Infinity;
+  let waitingUntilMs: number | undefined;
 
   // The name takes what the figures leave, keeping at least a few characters of it: narrower
   // figures are taken first, and a terminal too narrow even for those gets the line cut.
@@ -111,7 +115,10 @@ export function createFileSetProgress(options: FileSetProgressOptions): FileSetP
   const fileLine = (file: Active) => fit(file.name, transferFigures(file.sent, file.size, nowMs() - file.startedMs));
   const setLine = () => {
     const sent = set.doneBytes + [...active].reduce((sum, file) => sum + file.sent, 0);
-    return fit(`${set.doneFiles} of ${set.files} files`, transferFigures(sent, set.bytes, nowMs() - setStartedMs));
+    const name = `${set.doneFiles} of ${set.files} files`;
+    // During a wait the set's rate and time left would be untrue: it says it waits, and until when.
+    if (waitingUntilMs !== undefined) return fit(name, [formatWaiting(waitingUntilMs)]);
+    return fit(name, transferFigures(sent, set.bytes, nowMs() - setStartedMs));
   };
 
   const clear = () => {
@@ -123,7 +130,7 @@ export function createFileSetProgress(options: FileSetProgressOptions): FileSetP
     if (options.mode !== 'terminal') return;
     if (!force && nowMs() - drawnAtMs < REDRAW_EVERY_MS) return;
     const lines = [...active].map(fileLine);
-    if (set.files > 1) lines.push(setLine());
+    if (set.files > 1 || waitingUntilMs !== undefined) lines.push(setLine());
     clear();
     if (lines.length === 0) return;
     stream.write(lines.join('\n'));
@@ -167,6 +174,10 @@ export function createFileSetProgress(options: FileSetProgressOptions): FileSetP
           draw(true);
         },
       };
+    },
+    waiting(untilMs) {
+      waitingUntilMs = untilMs;
+      draw(true);
     },
     clear,
     finish: clear,

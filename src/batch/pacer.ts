@@ -68,8 +68,21 @@ export class RateLimitPacer {
   /** Service clock minus local clock, in milliseconds. */
   private clockOffsetMs = 0;
   private waitingForAnswer: Array<() => void> = [];
+  /** When the window the key spent resets (local ms), while requests wait for it; what `onWait` listeners were last told. */
+  private waitingUntilMs: number | undefined;
+  private readonly waitListeners = new Set<(untilMs: number | undefined) => void>();
 
   constructor(private readonly clock: Clock) {}
+
+  /**
+   * Tells `listener` when requests start waiting for the key's window to reset (its local time),
+   * and when they go again (undefined): a progress line says it is waiting, and until when, rather
+   * than a rate and a time left that the wait makes untrue. Returns the unsubscribe.
+   */
+  onWait(listener: (untilMs: number | undefined) => void): () => void {
+    this.waitListeners.add(listener);
+    return () => this.waitListeners.delete(listener);
+  }
 
   /** Waits until a request may start, and counts it; returns its number for `record` or `release`. */
   async acquire(signal?: AbortSignal): Promise<number> {
@@ -92,9 +105,17 @@ export class RateLimitPacer {
           hint: 'Run the same command again after that time: what was already done is not sent again.',
         });
       } else {
+        // The key's window is spent (not only taken by requests in flight): a wait worth saying.
+        if (reading.remaining <= 0) this.tellWaiting(this.clock.now().getTime() + untilResetMs);
         await this.nextAnswer(untilResetMs, signal);
       }
     }
+  }
+
+  private tellWaiting(untilMs: number | undefined): void {
+    if (untilMs === this.waitingUntilMs) return;
+    this.waitingUntilMs = untilMs;
+    for (const listener of this.waitListeners) listener(untilMs);
   }
 
   /**
@@ -129,6 +150,7 @@ export class RateLimitPacer {
   }
 
   private start(): number {
+    if (this.waitingUntilMs !== undefined) this.tellWaiting(undefined);
     this.started += 1;
     this.inFlight.add(this.started);
     return this.started;

@@ -105,6 +105,7 @@ export async function runBatch<I, O extends OutcomeBase<I>>(ctx: Context, job: B
   for (const outcome of plan.settled) await printer.print(outcome);
 
   const pacer = options.pacer ?? new RateLimitPacer(ctx.clock);
+  const stopTellingWaits = pacer.onWait((untilMs) => progress.waiting(untilMs));
   const stop = new AbortController();
   const interrupted = ctx.interrupted();
   const stopOnInterrupt = () => stop.abort(interrupted.reason);
@@ -142,6 +143,7 @@ export async function runBatch<I, O extends OutcomeBase<I>>(ctx: Context, job: B
     throw error;
   } finally {
     interrupted.removeEventListener('abort', stopOnInterrupt);
+    stopTellingWaits();
     progress.finish();
   }
 

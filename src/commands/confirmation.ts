@@ -2,6 +2,12 @@ import { UsageError } from '../errors';
 import { askYesNo } from '../io';
 import type { Context } from '../types';
 
+/** Whether `confirmBeforeActing` asks: a terminal on stderr and stdin, no --yes (a dry run plans by it). */
+export function willAsk(ctx: Context, yes: boolean): boolean {
+  // A terminal's stdin already read to its end (`--from -` typed by hand) has no answer left to give.
+  return !yes && ctx.io.stderrIsTTY && ctx.io.stdinIsTTY && !ctx.io.stdin.readableEnded;
+}
+
 /**
  * Says what a command is about to do to people (who is emailed, which working links stop
  * working) when stderr is a terminal, and asks before doing it when stdin is one too: never in a
@@ -12,8 +18,7 @@ import type { Context } from '../types';
  */
 export async function confirmBeforeActing(ctx: Context, yes: boolean, statement: (asking: boolean) => Promise<string[] | undefined>): Promise<boolean> {
   if (yes || !ctx.io.stderrIsTTY) return false;
-  // A terminal's stdin already read to its end (`--from -` typed by hand) has no answer left to give.
-  const asking = ctx.io.stdinIsTTY && !ctx.io.stdin.readableEnded;
+  const asking = willAsk(ctx, yes);
   const lines = await statement(asking);
   if (lines === undefined) return false;
   ctx.io.stderr.write(`${lines.join('\n')}\n`);

@@ -48,6 +48,12 @@ export function allowance(budget: Budget, sentAt: readonly number[], nowMs: numb
   return Math.max(0, budget.requests - recent);
 }
 
+/** When the budget next allows a request (ms since the epoch): now, or when enough of the window's requests have left it. */
+export function allowedAgainAt(budget: Budget, sentAt: readonly number[], nowMs: number): number {
+  const recent = sentAt.filter((at) => at > nowMs - budget.windowMs).sort((a, b) => a - b);
+  return recent.length < budget.requests ? nowMs : recent[recent.length - budget.requests]! + budget.windowMs;
+}
+
 /**
  * When the next request of a long watch may start (ms since the epoch): no more than the budget in
  * any window, and evenly spaced (one every window / requests), so that a full look takes the same

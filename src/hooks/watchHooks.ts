@@ -7,15 +7,18 @@ import { sanitizeLine } from '../output/sanitize';
 import type { Clock, Context } from '../types';
 import { Deliverer } from './deliverer';
 import { eventsFor } from './queue';
+import { acquireWatchLock, applyRequests, onRequest } from './requests';
 import { defaultHooksPath, inScope, readHooks, type Scope } from './store';
 
-/** How long watch waits for the outbox's lock before exit 10 (another watch of this profile runs). */
+/** How long watch waits for the watch's lock (another watch runs) and the outbox's (a hooks command holds it) before exit 10. */
 const LOCK_WAIT_MS = 2_000;
 
 /**
- * What `watch` does for hooks: it holds the outbox's lock for its whole run (one watch per profile
- * and base URL: a second one exits 10), queues each pass's changes for every enabled matching hook
- * under the pass's id before the state that names that pass is recorded, marks the pass committed
+ * What `watch` does for hooks: it holds the watch's lock and the outbox's for its whole run (one
+ * watch per profile and base URL: a second one exits 10), applies the requests `hooks redeliver`,
+ * `recover` and `deliver` hand it (./requests.ts) as they come, queues each pass's changes for
+ * every enabled matching hook under the pass's id before the state that names that pass is
+ * recorded, marks the pass committed
  * after, and delivers as deliveries fall due (a running watch in the background, `--once` before
  * it exits).
  */
@@ -38,21 +41,45 @@ export async function openWatchHooks(
   const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
   // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
   await readHooks(hooksPath);
-  const lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
+  const watchLock = await acquireWatchLock(outboxPath, ctx.clock, LOCK_WAIT_MS);
+  let lock: Awaited<ReturnType<typeof acquireLedgerLock>> | undefined;
   let outbox: Outbox;
   try {
+    lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
     outbox = await Outbox.open(outboxPath);
     // A watch killed between queueing a pass and recording it: the state says whether it was recorded.
     for (const pass of outbox.unsettledPasses()) await outbox.settlePass(pass, pass === options.recordedPass ? 'committed' : 'dropped', ctx.clock.now());
   } catch (error) {
-    await lock.release();
+    await lock?.release();
+    await watchLock.release();
     throw error;
   }
   const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note });
   const stop = new AbortController();
   const stopping = AbortSignal.any([stop.signal, options.signal]);
   let wake = new AbortController();
-  const background = options.background ? deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, note) : Promise.resolve();
+  const wakeSender = () => {
+    wake.abort();
+    wake = new AbortController();
+  };
+  // One application at a time: two that read the same request would both apply it.
+  let applying = Promise.resolve();
+  const takeRequests = () => {
+    applying = applying.catch(() => undefined).then(async () => {
+      await applyRequests(outbox, ctx.clock.now());
+    });
+    return applying;
+  };
+  // A request is applied as it lands, even while a sweep is sending (a mark on a delivery in
+  // flight is taken by that attempt's outcome), and wakes the sender to send it at once.
+  const onRequestLanded = () => {
+    takeRequests().then(wakeSender, (error: unknown) => note(`hooks: a request of hooks redeliver, recover or deliver was not applied (${sanitizeLine((error as Error).message)}); it waits for the next pass`));
+  };
+  const watchInbox = () =>
+    onRequest(outboxPath, stopping, onRequestLanded).catch((error: unknown) =>
+      note(`hooks: requests of hooks redeliver, recover and deliver are taken at each pass only (${sanitizeLine((error as Error).message)})`),
+    );
+  const background = options.background ? Promise.all([deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, takeRequests, note), watchInbox()]) : Promise.resolve();
 
   return {
     async queue(changes) {
@@ -66,35 +93,52 @@ export async function openWatchHooks(
     async committed(pass) {
       if (pass !== undefined) await outbox.settlePass(pass, 'committed', ctx.clock.now());
       // Every pass wakes the sender: new deliveries, or a hook added or enabled since.
-      wake.abort();
-      wake = new AbortController();
+      wakeSender();
     },
     async close({ sweep }) {
       stop.abort();
       try {
         await background;
-        if (sweep) await deliverer.sweep(options.signal);
+        if (sweep) {
+          await takeRequests();
+          await deliverer.sweep(options.signal);
+        }
       } finally {
+        await applying.catch(() => undefined);
         await deliverer.close();
         await outbox.close();
         await lock.release();
+        await watchLock.release();
       }
     },
   };
 }
 
-/** Sends what falls due until stopped: woken by each pass, else asleep until the next due time. */
-async function deliverInBackground(deliverer: Deliverer, clock: Clock, signal: AbortSignal, wakeSignal: () => AbortSignal, note: (message: string) => Promise<void>): Promise<void> {
+/**
+ * Sends what falls due until stopped, after applying the requests handed in: woken by each pass
+ * and each request, else asleep until the next due time.
+ */
+async function deliverInBackground(
+  deliverer: Deliverer,
+  clock: Clock,
+  signal: AbortSignal,
+  wakeSignal: () => AbortSignal,
+  takeRequests: () => Promise<void>,
+  note: (message: string) => Promise<void>,
+): Promise<void> {
   while (!signal.aborted) {
+    // Taken before the sweep: a pass or a request that comes during it wakes the next round at once.
+    const woken = wakeSignal();
     let waitMs: number | undefined;
     try {
+      await takeRequests();
       const { nextDueMs } = await deliverer.sweep(signal);
       waitMs = nextDueMs === undefined ? undefined : Math.max(0, nextDueMs - clock.now().getTime());
     } catch (error) {
       if (signal.aborted) return;
       await note(`hooks: delivery paused (${sanitizeLine((error as Error).message)}); trying again at the next pass`);
     }
-    const until = AbortSignal.any([signal, wakeSignal()]);
+    const until = AbortSignal.any([signal, woken]);
     // Nothing due later: only the next pass (or the end) wakes it, so an idle watch sets no timer.
     if (waitMs === undefined) await new Promise((resolve) => (until.aborted ? resolve(undefined) : until.addEventListener('abort', resolve, { once: true })));
     else await clock.sleep(waitMs, until).catch(() => undefined);

@@ -63,6 +63,12 @@ export async function acquireFileLock(
   }
 }
 
+/** Who holds the lock at `path` now, if a live process does (a stale or half-written lock holds nothing). */
+export async function liveHolder(path: string): Promise<LockOwner | undefined> {
+  const holder = await readHolder(path);
+  return holder.state === 'live' ? holder.owner : undefined;
+}
+
 async function tryCreate(path: string, content: string): Promise<boolean> {
   try {
     const handle = await open(path, 'wx', 0o600);

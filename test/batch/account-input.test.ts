@@ -70,6 +70,15 @@ describe("the import's own files as account input", () => {
     expect(parseAccountInput(ndjson, 'results.ndjson').items).toEqual([{ origin: 'line 1', account_id: 2002 }]);
   });
 
+  it("reads the invited spouse of an import's results (spouse_email) as a user of the account, whose link is renewed too", () => {
+    const csv = 'line,email,status,account_id,spouse_email,error_code,error_message\n2,jane.roe@example.com,created,2002,sam.roe@example.com,,\n3,m@example.com,exists,1001,,,\n4,f@example.com,failed,,gone@example.com,DUPLICATE_EMAIL,taken\n';
+    expect(parseAccountInput(csv, 'results.csv').items).toEqual([
+      { origin: 'line 2', account_id: 2002 },
+      { origin: 'line 2', account_id: 2002, user_email: 'sam.roe@example.com' },
+      { origin: 'line 3', account_id: 1001 },
+    ]);
+  });
+
   it('says once that a file has no column naming an account, with the columns it has and those it accepts', () => {
     const rows = Array.from({ length: 15 }, (_, index) => `Client ${index},Name,x`).join('\n');
     const error = usageError(() => parseAccountInput(`name,first,last\n${rows}\n`, 'clients.csv', lookup));

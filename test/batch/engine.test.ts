@@ -68,6 +68,32 @@ describe("the summary's failures", () => {
   });
 });
 
+describe('a batch waiting for the rate limit, on a terminal', () => {
+  it('says on its count line that it waits, and until when, instead of a rate and a time left that the wait makes untrue', async () => {
+    batch.mock().deps.settings.rateLimits = [{ limit: 2, windowSeconds: 60 }];
+    // The wait for the window's reset passes at once, on this clock and the mock's alike.
+    let skippedMs = 0;
+    const clock: Clock = {
+      now: () => new Date(Date.now() + skippedMs),
+      sleep: async (ms) => {
+        if (ms < 10_000) return new Promise((resolve) => setTimeout(resolve, ms));
+        skippedMs += ms;
+        await batch.mock().deps.clock.advance(ms);
+      },
+    };
+    const result = await runMain(['accounts', 'import', csvOf(emails(3, 'waits')), '--concurrency', '1'], { env: env(), home: batch.home(), tty: true, clock });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const frames = result.stderr.split('\r\x1b[K').filter((frame) => frame.startsWith('  '));
+    expect(frames).toEqual([
+      expect.stringMatching(/^ {2}1\/3 {2}33% {2}\S+ {2}ETA \S+$/),
+      expect.stringMatching(/^ {2}2\/3 {2}66% {2}\S+ {2}ETA \S+$/),
+      expect.stringMatching(/^ {2}2\/3 {2}66% {2}waiting for the rate limit until \d\d:\d\d:\d\d UTC$/),
+      expect.stringMatching(/^ {2}2\/3 {2}66% {2}\S+ {2}ETA \S+$/),
+      expect.stringMatching(/^ {2}3\/3 {2}100% {2}\S+ {2}ETA \S+$/),
+    ]);
+  });
+});
+
 describe('Ctrl-C while a batch waits for the rate limit', () => {
   it('stops the wait at once: the waiting item is not sent, and counted so', async () => {
     batch.mock().deps.settings.rateLimits = [{ limit: 2, windowSeconds: 60 }];

@@ -117,6 +117,22 @@ describe('file set progress', () => {
     expect(t.written()).toBe(`a.pdf ░░░░░░░░░░   0%  0 B of 1000 B  -/s${CLEAR}`);
   });
 
+  it('on a terminal: a wait for the rate limit is said on the set\'s line, with until when, in place of its rate and time left', () => {
+    const t = setUp('terminal', { files: 2, bytes: 2000 });
+    // 2026-11-25T00:00:00Z on the manual clock: the window resets 42 s later.
+    t.progress.waiting(Date.parse('2026-11-25T00:00:42Z'));
+    expect(t.written()).toBe('0 of 2 files waiting for the rate limit until 00:00:42 UTC');
+    t.progress.waiting(undefined);
+    const file = t.progress.start('a.pdf', 1000);
+    t.clock.advance(500);
+    file.sent(500);
+    expect(t.written().split('\n').at(-1)).toBe('0 of 2 files ██░░░░░░░░  25%  500 B of 2.0 KB  1000 B/s  2s left');
+    // A set of one file says it waits too.
+    const one = setUp('terminal', { files: 1, bytes: 1000 });
+    one.progress.waiting(Date.parse('2026-11-25T00:01:00Z'));
+    expect(one.written()).toBe('0 of 1 files waiting for the rate limit until 00:01:00 UTC');
+  });
+
   it('on a terminal: redrawn once 100 ms have passed, not before; the set sums the bytes of every file in flight', () => {
     const t = setUp('terminal', { files: 3, bytes: 3000 });
     const a = t.progress.start('a.pdf', 1000);

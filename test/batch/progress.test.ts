@@ -29,6 +29,20 @@ describe('the count line of a batch on a terminal', () => {
     expect(stream.text().endsWith('\r\x1b[K  3/4  75%  1.5/s  ETA 1s\r\x1b[K')).toBe(true);
   });
 
+  it('during a wait for the rate limit says it waits and until when, not a rate and a time left; the next item brings them back', () => {
+    const stream = new CapturedStream({ isTTY: true });
+    const clock = handClock();
+    const progress = createProgress(stream, { enabled: true, total: 10, clock });
+    clock.advance(100);
+    progress.advance();
+    progress.waiting(Date.parse('2026-11-25T12:00:10Z'));
+    expect(stream.text().split('\r\x1b[K').at(-1)).toBe('  1/10  10%  waiting for the rate limit until 12:00:10 UTC');
+    clock.advance(10_000);
+    progress.waiting(undefined);
+    progress.advance();
+    expect(stream.text().split('\r\x1b[K').at(-1)).toBe('  2/10  20%  11.9/min  ETA 41s');
+  });
+
   it('writes nothing when not enabled (a pipe, --json)', () => {
     const stream = new CapturedStream({ isTTY: false });
     const progress = createProgress(stream, { enabled: false, total: 4, clock: handClock() });

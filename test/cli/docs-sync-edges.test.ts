@@ -223,6 +223,9 @@ describe('docs sync on a terminal', () => {
     expect(result.exitCode).toBe(130);
     expect(result.stdout).toBe(`uploaded  ${A}/2025/a.pdf  document 1  1 B\n`);
     expect(result.stderr).toMatch(/1 of 2 files [^\r]*\r\u001b\[Kerror: interrupted: documents: 1 uploaded, 0 skipped, 0 failed, 1 not sent in /);
+    // While it waits, the screen says so and until when; the waiting file is not shown at 0% of a transfer.
+    expect(result.stderr).toMatch(/1 of 2 files waiting for the rate limit until \d\d:\d\d:\d\d UTC/);
+    expect(result.stderr).not.toContain('b.pdf ░');
     expect(mock.deps.store.state.documents.map((document) => document.filename)).toEqual(['a.pdf']);
   });
 });

@@ -67,7 +67,7 @@ describe('the lists are rendered from the declarations', () => {
     const page = manPages(program, '0.0.0').find((each) => each.file === 'taxprep-hooks-deliver.1')!.text;
     const section = page.slice(page.indexOf('.SH EXIT STATUS'), page.indexOf('.SH EXAMPLES'));
     expect([...section.matchAll(/^\.TP\n\\fB(\d+)\\fR$/gm)].map((match) => Number(match[1]))).toEqual([0, 1, 2, 9, 10, 74, 130, 141]);
-    expect(section).toContain('a watch of this profile is running (it delivers itself)');
+    expect(section).toContain('another hooks command (not a watch) held the outbox for 2 seconds; nothing was sent');
   });
 
   it('--help: one line of codes (three or more in a row as a range), pointing at the topic', async () => {

@@ -62,7 +62,7 @@ describe('login-link flags -> options', () => {
   it('dispatches renew and ledger as subcommands, their flags not taken by the parent', async () => {
     expect(await optionsFor(['login-link', 'renew', '--from', 'c.csv', '--within', '36h', '--dry-run', '--expiry-hours', '72'])).toEqual({
       module: 'renew',
-      options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true, renewUnknown: false },
+      options: { ...base, request: { expiry_hours: 72 }, from: 'c.csv', withinMs: 36 * 3_600_000, dryRun: true, renewUnknown: false, skipInvalid: false },
     });
     expect(await optionsFor(['login-link', 'renew', '--from', '-'])).toMatchObject({ module: 'renew', options: { withinMs: 24 * 3_600_000, dryRun: false, yes: false } });
     expect(await optionsFor(['login-link', 'renew', '--from', '-', '--yes'])).toMatchObject({ module: 'renew', options: { yes: true } });
@@ -129,6 +129,10 @@ describe('login-link flags refused locally', () => {
     expect(flagsIn(helpOf('renew'))).toEqual(expect.arrayContaining(['--from', '--within', '--dry-run', '--purpose', '--expiry-hours']));
     expect(flagsIn(helpOf('renew'))).not.toContain('--user-email');
     expect(helpOf('renew')).not.toContain('Global Options');
+    // Links the ledgers do not know are replaced only when a person says yes or --renew-unknown.
+    expect(loginLink.helpInformation()).not.toContain('does not know or that expire soon');
+    expect(loginLink.helpInformation()).toContain('renew');
+    expect(helpOf('renew')).toContain('Regenerate the links that expire soon (for cron); unknown ones only when told to');
   });
 
   it('leaves unknown flags to commander (exit 2 in main)', async () => {

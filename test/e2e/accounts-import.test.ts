@@ -80,10 +80,10 @@ describe('accounts import', () => {
     expect(readFileSync(ledgerPath(), 'utf8')).not.toMatch(/login_link|\/auth\//);
 
     const results = readFileSync(join(home, 'results.csv'), 'utf8').trim().split('\r\n');
-    expect(results[0]).toBe('line,email,status,account_id,error_code,error_message');
+    expect(results[0]).toBe('line,email,status,account_id,spouse_email,error_code,error_message');
     expect(results.slice(1).sort()).toEqual(
-      [`2,jane@example.com,created,${jane.id},,`, `4,client.${FIRST_ACCOUNT_ID}@example.com,exists,${FIRST_ACCOUNT_ID},,`].concat(
-        mock.deps.store.state.accounts.filter((account) => ['john@example.com', 'ann@example.com'].includes(account.email)).map((account) => `${account.email === 'john@example.com' ? 3 : 5},${account.email},created,${account.id},,`),
+      [`2,jane@example.com,created,${jane.id},,,`, `4,client.${FIRST_ACCOUNT_ID}@example.com,exists,${FIRST_ACCOUNT_ID},,,`].concat(
+        mock.deps.store.state.accounts.filter((account) => ['john@example.com', 'ann@example.com'].includes(account.email)).map((account) => `${account.email === 'john@example.com' ? 3 : 5},${account.email},created,${account.id},,,`),
       ).sort(),
     );
 
@@ -92,7 +92,7 @@ describe('accounts import', () => {
     const again = await taxprep(['--json', 'accounts', 'import', csv, '--links', join(home, 'links.csv')]);
     expect(again.exitCode).toBe(0);
     expect(ndjson(again.stdout).map((line) => line.status)).toEqual(['skipped', 'skipped', 'skipped', 'skipped']);
-    expect(ndjson(again.stdout)[0]).toEqual({ line: 2, email: 'jane@example.com', status: 'skipped', account_id: jane.id, error_code: null, error_message: null });
+    expect(ndjson(again.stdout)[0]).toEqual({ line: 2, email: 'jane@example.com', status: 'skipped', account_id: jane.id, spouse_email: null, error_code: null, error_message: null });
     expect(mock.deps.store.state.accounts.length).toBe(requestsBefore);
     expect(readFileSync(join(home, 'links.csv'), 'utf8')).toBe(links);
   });
@@ -180,7 +180,7 @@ describe('accounts import', () => {
     const made = await taxprep(['--json', 'accounts', 'create', '--email', 'solo@example.com', '--first-name', 'S', '--last-name', 'O']);
     expect(made.exitCode).toBe(0);
     const reimport = await taxprep(['--json', 'accounts', 'import', '-'], { input: '{"email":"SOLO@example.com","first_name":"S","last_name":"O"}\n' });
-    expect(ndjson(reimport.stdout)).toEqual([{ line: 1, email: 'SOLO@example.com', status: 'skipped', account_id: JSON.parse(made.stdout).id, error_code: null, error_message: null }]);
+    expect(ndjson(reimport.stdout)).toEqual([{ line: 1, email: 'SOLO@example.com', status: 'skipped', account_id: JSON.parse(made.stdout).id, spouse_email: null, error_code: null, error_message: null }]);
     expect(readFileSync(ledgerPath(), 'utf8')).not.toMatch(/login_link|\/auth\//);
   });
 

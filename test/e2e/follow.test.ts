@@ -119,11 +119,16 @@ describe('taxprep watch --once', () => {
     expect(await taxprep(once)).toEqual({ exitCode: 0, stdout: '', stderr: '' });
   });
 
-  it('keeps to the budget across runs: a second run in the same minute reads only what is left', async () => {
-    await taxprep(['watch', '--once', '--budget', '3/min']);
+  it('keeps to the budget across runs: a second run in the same minute reads only what is left, and in a pipe says it read nothing (exit 6)', async () => {
+    const first = await taxprep(['watch', '--once', '--budget', '3/min']);
+    expect(first.exitCode).toBe(0);
     mock.deps.requestLog.clear();
-    await taxprep(['watch', '--once', '--budget', '3/min']);
+    const second = await taxprep(['watch', '--once', '--budget', '3/min']);
     expect(mock.deps.requestLog.entries()).toHaveLength(0);
+    // In cron, "no change" (exit 0, silent) and "did not look" must differ.
+    expect(second.exitCode).toBe(6);
+    expect(second.stdout).toBe('');
+    expect(second.stderr).toMatch(/^watch: nothing was read: the budget of 3\/min is spent by requests of the last 1m; it allows the next at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/);
   });
 });
 

@@ -320,3 +320,67 @@ function receiverArrivals(target: { received: Received[] }, arrivals: number[]):
   };
   return () => expect(arrivals).toHaveLength(target.received.length);
 }
+
+describe('hooks redeliver, recover and deliver beside a running watch', () => {
+  it('hand the watch their work, which sends it at once under the same webhook-id; a second watch is told another watch is running', async () => {
+    const clients = ACCOUNTS();
+    let up = false;
+    const target = await receiver(() => ({ status: up ? 204 : 500 }));
+    // A retry an hour away: what a receiver back after failures would otherwise wait for.
+    const added = await taxprep(['hooks', 'add', target.url, '--events', 'item.*', '--retry-schedule', '1h,1h', '--timeout', '1s', '--json']);
+    const hook = JSON.parse(added.stdout) as { id: string; secret: string };
+    target.secrets.push(hook.secret);
+    expect((await taxprep(['watch', '--once', '--budget', '100/min', '--accounts', clients])).exitCode).toBe(0);
+    const watch = spawnWatch(['watch', '--budget', '100/min', '--accounts', clients]);
+    try {
+      await control('/projects/5001/outstanding-items', { type: 'client_request', description: 'Sign the engagement letter', priority: 'low' });
+      await until(() => target.received.length === 1, 'the first attempt (answered 500)', 30_000);
+
+      const second = await taxprep(['watch', '--once', '--accounts', clients]);
+      expect(second.exitCode).toBe(10);
+      expect(second.stderr).toMatch(/another watch is running \(pid \d+, since \d{4}-\d\d-\d\dT/);
+      expect(second.stderr).not.toContain('webhook outbox ledger');
+
+      up = true;
+      const retried = await taxprep(['--verbose', 'hooks', 'deliver', '--retry-now']);
+      expect(retried.exitCode, retried.stderr).toBe(0);
+      expect(retried.stderr).toMatch(/^hooks deliver: 1 delivered, 0 to retry, 0 failed; a watch is running \(pid \d+, since [^)]+\) and sent them\.\n$/);
+      expect(target.received).toHaveLength(2);
+      const id = target.received[0]!.id;
+
+      const redelivered = await taxprep(['hooks', 'redeliver', id]);
+      expect(redelivered.exitCode, redelivered.stderr).toBe(0);
+      expect(redelivered.stderr).toMatch(/^1 delivery is due again; a watch is running \(pid \d+, since [^)]+\) and sends it now\.\n$/);
+      await until(() => target.received.length === 3, 'the redelivery');
+
+      const recovered = await taxprep(['hooks', 'recover', hook.id, '--since', '1h']);
+      expect(recovered.exitCode, recovered.stderr).toBe(0);
+      expect(recovered.stderr).toContain('1 change is due again for');
+      await until(() => target.received.length === 4, 'the recovery');
+
+      // Nothing more: each request was applied once.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(target.received).toHaveLength(4);
+      expect(target.received.map((request) => request.id)).toEqual([id, id, id, id]);
+      expect(target.received.every((request) => request.verified)).toBe(true);
+      expectOneBodyPerId(target.received);
+      const outbox = join(home, '.local', 'share', 'taxprep', 'outbox');
+      expect(readdirSync(outbox).filter((name) => name.endsWith('.requests')).flatMap((name) => readdirSync(join(outbox, name)))).toEqual([]);
+    } finally {
+      watch.kill('SIGINT');
+      await watch.result;
+    }
+    // The watch gone, a redelivery is applied here and waits for hooks deliver.
+    const after = await taxprep(['hooks', 'redeliver', target.received[0]!.id]);
+    expect(after.stderr).toBe('1 delivery is due again; taxprep hooks deliver (or the next watch) sends it.\n');
+    up = false;
+    expect(JSON.parse((await taxprep(['hooks', 'deliver', '--json'])).stdout)).toMatchObject({ delivered: 0, retried: 1, failed: 0 });
+    expect(target.received).toHaveLength(5);
+    // Without a watch, --retry-now sends here what waits for its retry an hour away.
+    up = true;
+    expect(JSON.parse((await taxprep(['hooks', 'deliver', '--json'])).stdout)).toMatchObject({ delivered: 0, retried: 0 });
+    expect(JSON.parse((await taxprep(['hooks', 'deliver', '--retry-now', '--json'])).stdout)).toMatchObject({ delivered: 1, retried: 0, failed: 0 });
+    expect(target.received).toHaveLength(6);
+    expect(new Set(target.received.map((request) => request.id)).size).toBe(1);
+  }, 90_000);
+});

@@ -104,6 +104,49 @@ describe('from onboarding to renewal', () => {
     expect(await loginLinkEmails()).toBe(emailsAfterImport + users);
   });
 
+  it('after an import with --skip-invalid: its results file names the invited spouse, and renew --skip-invalid reads its file as the import did', async () => {
+    const own = makeHome();
+    const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys['Acme production key']! };
+    const clients = join(own, 'clients.csv');
+    writeFileSync(
+      clients,
+      'email,first_name,last_name,spouse_email,spouse_first_name,spouse_last_name,send_invitation\n' +
+        'skip1@onboard.example.com,Ann,One,skipspouse@onboard.example.com,Sam,One,\n' +
+        'not an email,Bad,Line,,,,\n' +
+        'skip2@onboard.example.com,Bo,Two,,,,\n',
+    );
+    const results = join(own, 'results.csv');
+    const imported = await runCli(['accounts', 'import', clients, '--skip-invalid', '--results', results], { home: own, env });
+    expect(imported.exitCode).toBe(9);
+    const now = await mockNow();
+    const planOf = (stdout: string) => stdout.trim().split('\n').map((line) => JSON.parse(line) as { input: { user_email?: string }; plan: { action: string } });
+
+    // The results file: both accounts and the invited spouse, whose link came with the account.
+    const fromResults = await runCli(['--json', 'login-link', 'renew', '--from', results, '--dry-run'], { home: own, env: { ...env, TAXPREP_NOW: now } });
+    expect(fromResults.exitCode, fromResults.stderr).toBe(0);
+    expect(planOf(fromResults.stdout).map((line) => [line.input.user_email ?? 'holder', line.plan.action])).toEqual([
+      ['holder', 'skip'],
+      ['skipspouse@onboard.example.com', 'skip'],
+      ['holder', 'skip'],
+    ]);
+
+    // The import's own file: refused as before without the flag, its bad line named.
+    const refused = await runCli(['login-link', 'renew', '--from', clients], { home: own, env: { ...env, TAXPREP_NOW: now } });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(`${clients} has 1 bad line; nothing was sent`);
+    expect(refused.stderr).toContain('--skip-invalid');
+    // With it: the bad line said on stderr and left out, the rest renewed as due (nothing is due yet).
+    const skipped = await runCli(['login-link', 'renew', '--from', clients, '--skip-invalid'], { home: own, env: { ...env, TAXPREP_NOW: now } });
+    expect(skipped.exitCode).toBe(9);
+    expect(skipped.stdout).toBe('');
+    expect(skipped.stderr).toContain(`warning: ${clients} has 1 bad line, left out (--skip-invalid):`);
+    expect(skipped.stderr).toContain('line 3 names not an email, whose account the accounts ledger does not know');
+    expect(skipped.stderr).toMatch(/login links: 0 generated, 0 failed, 3 skipped/);
+    const dryRun = await runCli(['login-link', 'renew', '--from', clients, '--skip-invalid', '--dry-run'], { home: own, env: { ...env, TAXPREP_NOW: now } });
+    expect(dryRun.exitCode).toBe(0);
+    expect(dryRun.stderr).toContain('dry run: 0 to generate, 3 fresh, 0 uncertain; nothing was sent');
+  });
+
   it('recognises an account created before creation links entered the ledger by its creation time, for 7 days', async () => {
     const own = makeHome();
     const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys['Acme production key']! };
@@ -124,6 +167,13 @@ describe('from onboarding to renewal', () => {
     const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys['Acme production key']! };
     const dryRun = await runCli(['login-link', 'renew', '--from', '-', '--dry-run'], { home: own, env, input: '1001\n' });
     expect(dryRun.stderr).toContain('1 account unknown to the ledgers (1001): renewing would replace links taxprep cannot see; on a terminal it asks first, in a pipe it needs --renew-unknown.');
+    // The dry run in a pipe plans what the run in a pipe does: leave the link alone.
+    expect(dryRun.stdout).toBe('hold\t1001\t-\tunknown\n');
+    expect(dryRun.stderr).toContain('dry run: 0 to generate, 0 fresh, 0 uncertain, 1 unknown left alone; nothing was sent');
+    const dryJson = await runCli(['--json', 'login-link', 'renew', '--from', '-', '--dry-run'], { home: own, env, input: '1001\n' });
+    expect(JSON.parse(dryJson.stdout).plan).toEqual({ action: 'hold', reason: 'unknown' });
+    const forcedPlan = await runCli(['--json', 'login-link', 'renew', '--from', '-', '--dry-run', '--renew-unknown'], { home: own, env, input: '1001\n' });
+    expect(JSON.parse(forcedPlan.stdout).plan).toEqual({ action: 'generate', reason: 'unknown' });
     const emails = await loginLinkEmails();
 
     const piped = await runCli(['--json', 'login-link', 'renew', '--from', '-'], { home: own, env, input: '1001\n' });

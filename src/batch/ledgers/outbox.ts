@@ -84,6 +84,8 @@ export interface RedeliverEntry {
   type: 'redeliver';
   id: string;
   hook: string;
+  /** The request (src/hooks/requests.ts) that asked for it, when a command handed it to the holder of the lock. */
+  request?: string;
   at: string;
 }
 
@@ -184,6 +186,8 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   private readonly openPasses = new Map<string, EventEntry[]>();
   /** Per hook, when it began to fail every attempt (since its last success). */
   private readonly failingSince = new Map<string, number>();
+  /** Requests whose redeliver lines were read or written: a request is applied once, even after a crash before its file was removed. */
+  private readonly appliedRequests = new Set<string>();
 
   constructor(path: string) {
     super(path, OUTBOX);
@@ -223,6 +227,7 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
         return;
       }
       case 'redeliver': {
+        if (entry.request !== undefined) this.appliedRequests.add(entry.request);
         const deliveries = this.events.get(entry.id);
         if (deliveries === undefined) return;
         const event = deliveries[0].event;
@@ -264,6 +269,11 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   /** Deliveries of committed changes (a pass not yet recorded as seen sends nothing). */
   *all(): IterableIterator<Delivery> {
     for (const deliveries of this.events.values()) if (deliveries[0].event.pass === undefined) yield* deliveries;
+  }
+
+  /** Whether a request's redeliver lines are in the outbox already. */
+  applied(request: string): boolean {
+    return this.appliedRequests.has(request);
   }
 
   /** Passes queued and neither committed nor dropped: a watch was killed between queueing and recording them. */
@@ -333,7 +343,7 @@ export class Outbox extends OutboxView {
   }
 
   /** Makes a delivery due now from the start of its schedule; with a hook it was not queued for, adds it. */
-  redeliver(id: string, hook: string, at: Date): Promise<void> {
-    return this.append({ type: 'redeliver', id, hook, at: at.toISOString() });
+  redeliver(id: string, hook: string, at: Date, request?: string): Promise<void> {
+    return this.append({ type: 'redeliver', id, hook, ...(request === undefined ? {} : { request }), at: at.toISOString() });
   }
 }

@@ -69,8 +69,14 @@ type Result = Record<(typeof RESULT_COLUMNS)[number], RecordValue>;
 function resultOf(outcome: ImportOutcome): Result {
   const { item } = outcome;
   const base = { line: item.line, email: item.email, status: outcome.kind };
-  if (outcome.kind === 'failed') return { ...base, account_id: null, error_code: outcome.error.code, error_message: outcome.error.message };
-  return { ...base, account_id: outcome.accountId, error_code: null, error_message: null };
+  if (outcome.kind === 'failed') return { ...base, account_id: null, spouse_email: null, error_code: outcome.error.code, error_message: outcome.error.message };
+  return { ...base, account_id: outcome.accountId, spouse_email: invitedSpouse(item), error_code: null, error_message: null };
+}
+
+/** The spouse the row invited (sent a login link with the account), as renewal reads the results file. */
+function invitedSpouse(row: AccountRow): string | null {
+  const { spouse } = row.body;
+  return spouse === undefined || spouse.send_invitation === false ? null : spouse.email;
 }
 
 /** A row that breaks a rule, as a failed outcome naming every rule. */
@@ -178,7 +184,7 @@ function importJob(run: ImportRun): BatchJob<AccountRow, ImportOutcome> {
     label: (row) => `line ${row.line}`,
     settle: async (outcome) => run.results?.write(resultOf(outcome)),
     async notSent(rows) {
-      for (const row of rows) await run.results?.write({ line: row.line, email: row.email, status: 'failed', account_id: null, error_code: NOT_SENT.code, error_message: NOT_SENT.message });
+      for (const row of rows) await run.results?.write({ line: row.line, email: row.email, status: 'failed', account_id: null, spouse_email: null, error_code: NOT_SENT.code, error_message: NOT_SENT.message });
     },
   };
 }

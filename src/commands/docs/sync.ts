@@ -6,7 +6,7 @@ import { Transform, type Readable } from 'node:stream';
 import * as z from 'zod';
 import type { ApiClient, ApiResponse } from '../../api/types';
 import type { TolerantResponseOf } from '../../api/tolerant';
-import { openFileSetProgress, type FileSetProgress } from '../../batch/fileSetProgress';
+import { openFileSetProgress, type FileProgress, type FileSetProgress } from '../../batch/fileSetProgress';
 import { checkRows, csvRecords, csvRows, firstLine, ndjsonRows, readInputText, sourceName } from '../../batch/input';
 import { ledgerPathOf, withLedger } from '../../batch/ledger';
 import { DOCUMENTS, DocumentsLedger, DocumentsLedgerView, readDocumentsLedger, type DocumentTarget } from '../../batch/ledgers/documents';
@@ -351,21 +351,25 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
       const target = targetOf(session, file);
       const meta = () => ({ profile: session.profile, at: ctx.clock.now() });
       const content = new AbortController();
-      const fileProgress = progress.start(file.relative, file.size);
+      // Shown once its request may go: a file waiting for the rate limit is not at 0% of a transfer.
+      let fileProgress: FileProgress | undefined;
       try {
         const { response } = await sendTracked(
           {
-            recordIntent: () => ledger.recordIntent(target, { sha256: file.sha256, size: file.size, known_ids: decision.action === 'upload' ? decision.known_ids : [], ...meta() }),
+            recordIntent: () => {
+              fileProgress = progress.start(file.relative, file.size);
+              return ledger.recordIntent(target, { sha256: file.sha256, size: file.size, known_ids: decision.action === 'upload' ? decision.known_ids : [], ...meta() });
+            },
             send: () =>
               api.upload(
                 file.account_id,
                 { ...uploadFileOf(file.path, file.size), open: checkedContent(file, (error) => content.abort(error)) },
                 { tax_year: file.tax_year, ...(file.description === undefined ? {} : { description: file.description }) },
-                { onProgress: (sent) => fileProgress.sent(sent), signal: content.signal },
+                { onProgress: (sent) => fileProgress?.sent(sent), signal: content.signal },
               ),
             recordRefused: (intent, error) => ledger.recordRefused(intent, target, { code: error.code, ...meta() }),
             recordDone: (intent, answer) => {
-              fileProgress.done();
+              fileProgress?.done();
               return ledger.recordUploaded(target, { intent, sha256: file.sha256, size: file.size, document_id: String(answer.data.id ?? ''), ...meta() });
             },
           },
@@ -373,7 +377,7 @@ function syncJob(session: SyncSession, api: ApiClient, ledger: DocumentsLedger, 
         );
         return { kind: 'uploaded', item: entry, response };
       } catch (error) {
-        fileProgress.failed();
+        fileProgress?.failed();
         throw error;
       }
     },
@@ -477,7 +481,7 @@ export async function run(ctx: Context, options: SyncOptions): Promise<number> {
     const result = await runBatch(ctx, syncJob(session, api, ledger, progress, [...send, ...settled.map((outcome) => outcome.item)]), { send, settled }, {
       concurrency: options.concurrency,
       pacer,
-      progress: { clear: () => progress.clear(), advance() {}, finish: () => progress.finish() },
+      progress: { clear: () => progress.clear(), advance() {}, waiting: (untilMs) => progress.waiting(untilMs), finish: () => progress.finish() },
     });
     return result.exitCode;
   });

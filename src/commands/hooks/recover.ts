@@ -3,7 +3,7 @@ import { matchesEvent } from '../../hooks/events';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookIdArgument, parseSince, scopedHooks, withOutbox } from './view';
+import { hookIdArgument, markDue, parseSince, scopedHooks, whoSends } from './view';
 
 export interface RecoverOptions {
   id: string;
@@ -17,17 +17,18 @@ export function parseOptions(raw: RawInvocation): RecoverOptions {
 /**
  * `taxprep hooks recover`: every change the outbox holds that was seen since a time and matches
  * the hook is made due for it again (also those queued while it was disabled or not yet added),
- * each under its own webhook-id.
+ * each under its own webhook-id; a running watch takes them and sends them at once.
  */
 export async function run(ctx: Context, options: RecoverOptions): Promise<number> {
   const { scope, hooks } = await scopedHooks(ctx);
   const hook = findHook(hooks, scope, options.id);
   const sinceMs = parseSince(options.since, ctx.clock.now());
-  const count = await withOutbox(ctx, scope, async (outbox) => {
-    const events = outbox.eventsSince(sinceMs).filter((event) => event.event !== 'taxprep.ping' && matchesEvent(hook.events, event.event));
-    for (const event of events) await outbox.redeliver(event.id, hook.id, ctx.clock.now());
-    return events.length;
-  });
-  await createOutput(ctx).note(`${count} change${count === 1 ? ' is' : 's are'} due again for ${hook.id}; taxprep hooks deliver (or a running watch) sends them.${hook.enabled ? '' : ` The hook is disabled: taxprep hooks enable ${hook.id}`}`);
+  const { count, watch } = await markDue(ctx, scope, (outbox) =>
+    outbox
+      .eventsSince(sinceMs)
+      .filter((event) => event.event !== 'taxprep.ping' && matchesEvent(hook.events, event.event))
+      .map((event) => ({ id: event.id, hook: hook.id })),
+  );
+  await createOutput(ctx).note(`${count} change${count === 1 ? ' is' : 's are'} due again for ${hook.id}; ${whoSends(watch, count === 1 ? 'it' : 'them')}.${hook.enabled ? '' : ` The hook is disabled: taxprep hooks enable ${hook.id}`}`);
   return 0;
 }

@@ -1,6 +1,8 @@
 import { withLedger } from '../../batch/ledger';
-import { OUTBOX, Outbox, defaultOutboxPath } from '../../batch/ledgers/outbox';
-import { UsageError } from '../../errors';
+import { OUTBOX, Outbox, defaultOutboxPath, readOutbox, type OutboxView } from '../../batch/ledgers/outbox';
+import { InterruptedError, LedgerLockedError, UsageError } from '../../errors';
+import { applyRequests, describeWatch, requestWaiting, removeRequest, runningWatch, submitRequest, type HooksRequest } from '../../hooks/requests';
+import type { LockOwner } from '../../lib/fileLock';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
 import { redactSecret } from '../../hooks/sign';
 import { defaultHooksPath, findHook, inScope, readHooks, targetOf, updateHooks, type Hook, type Scope } from '../../hooks/store';
@@ -79,7 +81,75 @@ export async function editHook(ctx: Context, id: string, change: (hook: Hook, ho
   });
 }
 
-/** Runs `work` with this scope's outbox locked and open: a running watch holds it (exit 10). */
+/**
+ * Runs `work` with this scope's outbox locked and open, after applying the requests handed in
+ * for a watch that stopped before it took them. A running watch or another hooks command holds it
+ * (exit 10): `markDue` and `hooks deliver` look for a running watch first.
+ */
 export async function withOutbox<T>(ctx: Context, scope: Scope, work: (outbox: Outbox) => Promise<T>): Promise<T> {
-  return withLedger(defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl), OUTBOX, { waitMs: 2_000, clock: ctx.clock, open: Outbox.open }, work);
+  const open = async (path: string) => {
+    const outbox = await Outbox.open(path);
+    try {
+      await applyRequests(outbox, ctx.clock.now());
+    } catch (error) {
+      await outbox.close();
+      throw error;
+    }
+    return outbox;
+  };
+  return withLedger(outboxPathOf(ctx, scope), OUTBOX, { waitMs: 2_000, clock: ctx.clock, open }, work);
+}
+
+export function outboxPathOf(ctx: Context, scope: Scope): string {
+  return defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
+}
+
+/**
+ * Makes deliveries due again, chosen by `choose` from the outbox as it stands (it may throw: then
+ * nothing changed): handed to the running watch, which sends them at once, or applied here when
+ * no watch runs. Returns how many, and the watch that took them.
+ */
+export async function markDue(ctx: Context, scope: Scope, choose: (outbox: OutboxView) => HooksRequest['marks']): Promise<{ count: number; watch: LockOwner | undefined }> {
+  const marks = choose(await readOutbox(outboxPathOf(ctx, scope)));
+  const watch = await handOver(ctx, scope, { marks, retry_waiting: false });
+  return { count: marks.length, watch };
+}
+
+/** Who sends what a command made due: the running watch that took it, or the next run. */
+export function whoSends(watch: LockOwner | undefined, them: string): string {
+  return watch === undefined ? `taxprep hooks deliver (or the next watch) sends ${them}` : `${describeWatch(watch)} and sends ${them} now`;
+}
+
+/** How often a command handing a request to a watch looks whether it was taken. */
+const HAND_OVER_POLL_MS = 50;
+
+/**
+ * Writes `request` into the outbox's inbox and sees it applied: by the running watch (returned),
+ * or, when none runs (or it stops before it takes it), by opening the outbox here. Refused (the
+ * outbox held by another hooks command), the request is withdrawn: nothing changed.
+ */
+export async function handOver(ctx: Context, scope: Scope, request: HooksRequest): Promise<LockOwner | undefined> {
+  const path = outboxPathOf(ctx, scope);
+  const id = await submitRequest(path, request, ctx.clock.now());
+  const interrupted = ctx.interrupted();
+  for (;;) {
+    const watch = await runningWatch(path);
+    if (watch === undefined) {
+      try {
+        await withOutbox(ctx, scope, async () => undefined);
+        return undefined;
+      } catch (error) {
+        if (error instanceof LedgerLockedError && (await runningWatch(path)) !== undefined) continue;
+        await removeRequest(path, id);
+        throw error;
+      }
+    }
+    if (!(await requestWaiting(path, id))) return watch;
+    try {
+      await ctx.clock.sleep(HAND_OVER_POLL_MS, interrupted);
+    } catch {
+      // Not taken back: the watch may be applying it right now. It stays, and is applied.
+      throw new InterruptedError(`interrupted: ${describeWatch(watch)} and has not taken the request yet; it stays in the outbox's inbox, and the watch (or the next run to open the outbox) applies it`);
+    }
+  }
 }

@@ -100,7 +100,7 @@ async function generateSingle(session: Session, options: LoginLinkOptions, item:
 }
 
 /** Reads and checks `--from` before anything is sent. */
-export function readItems(ctx: Context, from: string): Promise<AccountItem[]> {
+function readItems(ctx: Context, from: string): Promise<AccountItem[]> {
   return readAccountInput(ctx, from, '--from', async () => (await ctx.settings()).baseUrl);
 }
 

@@ -32,12 +32,13 @@ const RUN_FLAGS: readonly FlagSpec[] = [
 
 export const renew: CommandSpec = {
   name: 'renew',
-  description: 'Regenerate only the links the ledger does not know or that expire soon (for cron)',
+  description: 'Regenerate the links that expire soon (for cron); unknown ones only when told to',
   flags: [
     { flag: '--from <file>', help: FROM_HELP, complete: 'files', required: true },
     { flag: '--within <duration>', help: 'renew links expiring within this window: 90m, 24h, 7d', default: DEFAULT_WINDOW },
-    { flag: '--dry-run', help: 'list what would be generated and why; send nothing' },
+    { flag: '--dry-run', help: 'list what the same run would do and why (generate, skip, hold); send nothing' },
     { flag: '--renew-unknown', help: 'also replace links the ledgers do not know (a terminal asks instead)' },
+    { flag: '--skip-invalid', help: 'renew from the good lines and report the bad ones (as an import with --skip-invalid left them); exit 9' },
     ...RUN_FLAGS,
   ],
   examples: [
@@ -49,6 +50,8 @@ export const renew: CommandSpec = {
     'renews and emails, and asks to continue (--yes skips the question; a pipe or cron is never asked).\n' +
     'Links handed out at account creation are in the ledger. A link the ledgers do not know is replaced\n' +
     'only when a person says yes at the terminal, or with --renew-unknown; otherwise it fails (exit 9).\n' +
+    'After `accounts import --skip-invalid`, give --from the import\'s --results file (its accounts and\n' +
+    'invited spouses), or its own file with --skip-invalid (its bad lines reported every run, exit 9).\n' +
     'A run killed half-way resumes without generating a link twice; only one run works on a ledger at\n' +
     'a time (exit 10 when another holds it). Exit codes to alert on: see `taxprep help exit-codes`.',
   exitCodes: [...SERVICE_WITH_KEY, ['PARTIAL', 'some links were not renewed; each is reported'], 'LOCKED', 'INTERRUPTED'],

@@ -12,7 +12,7 @@ export const watch: CommandSpec = {
   name: 'watch',
   description: 'Report only what changed since the last look: deliverables, project status and progress, outstanding items',
   flags: [
-    { flag: '--once', help: 'one pass, then exit 0; prints nothing when nothing changed (for cron)' },
+    { flag: '--once', help: 'one pass, then exit 0; prints nothing when nothing changed (for cron); exit 6 when the budget allowed no request' },
     { flag: '--budget <n/min>', help: 'requests allowed, e.g. 20/min or 5/10s; at most 100/min and what the key allows', default: '20/min' },
     ...ACCOUNT_FLAGS,
     { flag: '--state <file>', help: 'the file that remembers the last look (default: one per profile and base URL in the user state directory)', complete: 'files' },
@@ -33,9 +33,14 @@ export const watch: CommandSpec = {
     'per project (its items). Passes go round it, oldest reading first, so every\n' +
     'change is reported within 1.25 x (full look / budget) of happening, plus one\n' +
     'request: over 300 accounts of 2 projects (901 requests) at 20/min, within 56\n' +
-    'minutes; over 5 accounts (16) at 100/min, within 12 seconds. On a terminal\n' +
-    'the watch says its own at start, and after each pass how old its oldest\n' +
-    'reading is.\n' +
+    'minutes; over 5 accounts (16) at 100/min, within 12 seconds. Until every\n' +
+    "account's project list was read once, the full look is an estimate: no\n" +
+    'projects before any list is read (23 for 22 accounts), then as many per\n' +
+    'unread account as the read ones have on average (92), then exact (36).\n' +
+    'A --once run whose budget allowed no request (spent by runs within its\n' +
+    'window) says so on stderr, with when it allows the next, and exits 6.\n' +
+    'On a terminal the watch says its own at start, and after each pass how old\n' +
+    'its oldest reading is.\n' +
     'Stop with Ctrl-C (exit 130): every change printed is recorded, never printed\n' +
     'again. A kill (kill -9, a crash) between a pass\'s print and its record\n' +
     'prints that pass\'s changes once more at the next run: a change may repeat\n' +
@@ -44,8 +49,12 @@ export const watch: CommandSpec = {
     'starts again.\n' +
     'Hooks (taxprep hooks add) get every change as a signed POST or a command,\n' +
     'at least once: a running watch delivers as deliveries fall due, --once\n' +
-    'before it exits. One watch per profile and base URL at a time (a second\n' +
-    'exits 10).',
-  exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
+    'before it exits; hooks redeliver, recover and deliver hand it their work.\n' +
+    'One watch per profile and base URL at a time (a second exits 10: another\n' +
+    'watch is running).',
+  exitCodes: [
+    ...SERVICE_WITH_KEY.filter((name) => name !== 'RATE_LIMITED'),
+    ['RATE_LIMITED', 'still rate limited after retrying; or --once: the budget allowed no request, nothing was read'],
+    ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running, or a hooks command holds its outbox'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
   load: () => import('./watch'),
 };

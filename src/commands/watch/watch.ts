@@ -7,7 +7,7 @@ import { addOrigin, describeSources, gatherAccounts, type AccountSources } from 
 import { applyObservations } from '../../follow/changes';
 import { printChanges } from '../../follow/print';
 import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
-import { changeBoundMs, formatBudget, fullLookRequests, parseBudget, passRequests, planTasks, DEFAULT_BUDGET, type Budget, type Task } from '../../follow/planner';
+import { allowedAgainAt, changeBoundMs, formatBudget, fullLookRequests, parseBudget, passRequests, planTasks, DEFAULT_BUDGET, type Budget, type Task } from '../../follow/planner';
 import { defaultStatePath, freshState, readState, stagePass, type PassRecord, type WatchState } from '../../follow/state';
 import { crashPoint } from '../../lib/crashPoints';
 import { openWatchHooks, type WatchHooks } from '../../hooks/watchHooks';
@@ -55,7 +55,8 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   let finished = false;
   try {
     const code = await watchPasses(ctx, options, { api, statePath, saved, settings, hooks });
-    finished = code === EXIT.OK;
+    // A --once run that read nothing still sends what is due: only Ctrl-C leaves it for the next run.
+    finished = code !== EXIT.INTERRUPTED;
     return code;
   } finally {
     // --once sends what is due before it exits; a stopped watch leaves it for the next run.
@@ -140,9 +141,12 @@ async function watchPasses(
       budget.requests = Math.max(1, Math.floor(budget.requests / 2));
       await note(`watch: the service answered 429 (${pass.rateLimited.code}); pace lowered to ${formatBudget(budget)}`);
     }
-    // A person who runs --once twice in a minute is told why the second run read nothing.
-    if (pass.requests === 0 && tellsPerson) {
-      await note(`watch: the budget of ${formatBudget(budget)} is spent by requests of the last ${formatDuration(budget.windowMs)}; nothing was read`);
+    // A --once run that read nothing says so wherever it runs (in cron "no change" and "did not
+    // look" must differ) and exits 6; a long watch's person is told why a pass read nothing.
+    const readNothing = pass.requests === 0;
+    if (readNothing && (tellsPerson || options.once)) {
+      const againAt = new Date(allowedAgainAt(budget, sentAt, ctx.clock.now().getTime())).toISOString();
+      await note(`watch: nothing was read: the budget of ${formatBudget(budget)} is spent by requests of the last ${formatDuration(budget.windowMs)}; it allows the next at ${againAt}`);
     }
     // Cron mails whatever is printed: a quiet --once run in a pipe prints nothing, coverage
     // included; with changes from part of a look, the coverage says how much was read.
@@ -151,7 +155,7 @@ async function watchPasses(
       if (ctx.io.stderrIsTTY && !ctx.globals.verbose && !options.once) coverageLine.show(line);
       else await note(line);
     }
-    if (options.once) return EXIT.OK;
+    if (options.once) return readNothing ? EXIT.RATE_LIMITED : EXIT.OK;
   }
 }
 
