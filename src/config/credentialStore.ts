@@ -63,6 +63,8 @@ export function storeFailureReason(error: unknown): string {
     return 'no Secret Service on the D-Bus session bus';
   }
   if (/locked|prompt (was )?dismissed/i.test(message)) return 'the keyring is locked';
+  // gnome-keyring with no login keyring yet: making one needs a prompt, which a session without a display cannot show.
+  if (/no result found/i.test(message)) return 'the Secret Service has no default keyring to keep it in (none was created and unlocked at login)';
   return message.replace(/^Platform failure: /, '');
 }
 

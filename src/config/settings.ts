@@ -1,4 +1,4 @@
-import { CONTRACT_API_KEY_HINT, hasApiKeyShape } from '../contract/apiKeys';
+import { CONTRACT_API_KEY_HINT, hasApiKeyShape, keyRedactor } from '../contract/apiKeys';
 import { BASE_PATH, endsInVersion } from '../contract/version';
 import { normalType } from '../contract/uploads';
 import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
@@ -192,8 +192,9 @@ export async function resolveSettings(input: {
       apiKeyProblem = error;
     }
   }
-  const apiKeyLocation =
-    apiKeySource === 'environment' ? `environment variable ${ENVIRONMENT_VARIABLES.apiKey}` : keyFromProfile ? input.keyLocation?.(profile!, profilePath) : undefined;
+  // A command line may hold the key itself (`printf %s tpk_...`): shown, it is redacted like the key.
+  const location = apiKeySource === 'environment' ? `environment variable ${ENVIRONMENT_VARIABLES.apiKey}` : keyFromProfile ? input.keyLocation?.(profile!, profilePath) : undefined;
+  const apiKeyLocation = location === undefined ? undefined : keyRedactor(apiKey)(location);
 
   const envSize = fromEnv(env, ENVIRONMENT_VARIABLES.maxResponseSize);
   const maxResponseBytes =

@@ -1,4 +1,4 @@
-import { redactApiKey } from '../../contract/apiKeys';
+import { keyRedactor, redactApiKey } from '../../contract/apiKeys';
 import type { Context, KeyStorage, Profile } from '../../types';
 import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL, ENVIRONMENT_VARIABLES } from '../../config/settings';
 import { CredentialStoreUnavailable, profileKeyAccount } from '../../config/credentialStore';
@@ -76,7 +76,7 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const out = createOutput(ctx);
   const versionWarning = baseUrlVersionWarning(baseUrl);
   if (versionWarning !== undefined) await out.note(versionWarning);
-  const view = profileView(profile, store.defaultName(), keyLocation(ctx, store, profile), apiKey);
+  const view = profileView(profile, store.defaultName(), keyRedactor(apiKey)(keyLocation(ctx, store, profile)), apiKey);
   if (ctx.globals.json) {
     await out.json(view);
   } else {
