@@ -79,7 +79,10 @@ export type KeyStorage = 'credential-store' | 'command' | 'file';
 export interface Profile {
   name: string;
   baseUrl: string;
-  /** Absent: `file`, as every profile from before the credential store. */
+  /**
+   * Absent: the key is in the file, as in every profile from before the credential store (`doctor`
+   * flags these); `file`: put there on purpose, with `--insecure-storage`.
+   */
   keyStorage?: KeyStorage;
   /** The key itself: only for a key in the file. */
   apiKey?: string;

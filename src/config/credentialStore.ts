@@ -25,11 +25,11 @@ export interface KeyringBinding {
 export interface CredentialStore {
   /** "credential store (Secret Service)" and the like, for messages. */
   readonly label: string;
-  /** The secret, or undefined when the store has no such entry; throws `CredentialStoreUnavailable`. */
-  get(account: string): string | undefined;
-  set(account: string, secret: string): void;
+  /** The secret, or undefined when the store has no such entry; rejects with `CredentialStoreUnavailable`. */
+  get(account: string): Promise<string | undefined>;
+  set(account: string, secret: string): Promise<void>;
   /** True when an entry was removed. */
-  delete(account: string): boolean;
+  delete(account: string): Promise<boolean>;
 }
 
 /** The store did not answer (absent, locked, refused): `reason` says why, in the user's words. */
@@ -68,15 +68,6 @@ export function storeFailureReason(error: unknown): string {
   return message.replace(/^Platform failure: /, '');
 }
 
-/**
- * The binding of the npm package (`@napi-rs/keyring` picks its prebuilt addon for the platform).
- * Inside the single executable, whose `require` reaches only its assets, the addon shipped beside
- * it is opened by path (src/sea/main.ts).
- */
-function loadBinding(): KeyringBinding {
-  return require('@napi-rs/keyring') as KeyringBinding;
-}
-
 /** Where the single executable looks for the addon: beside it (the release files), or the .deb's /usr/lib/taxprep. */
 export function executableAddonPaths(executable: string): string[] {
   return [join(dirname(executable), 'taxprep-keyring.node'), join(dirname(executable), '..', 'lib', 'taxprep', 'keyring.node')];
@@ -96,9 +87,9 @@ export function openCredentialStore(options: { platform?: NodeJS.Platform; bindi
   const platform = options.platform ?? process.platform;
   const label = credentialStoreLabel(platform);
   let binding: KeyringBinding | undefined;
-  const entry = (account: string): KeyringEntry => {
+  const entry = async (account: string): Promise<KeyringEntry> => {
     try {
-      binding ??= (options.binding ?? loadBinding)();
+      binding ??= options.binding === undefined ? (await import('./keyringBinding')).loadKeyringBinding() : options.binding();
       // Pinned to the Secret Service: the binding would otherwise fall back to the kernel's
       // keyring, which forgets everything at logout, a downgrade the user never asked for.
       return new binding.Entry(CREDENTIAL_SERVICE, account, platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined);
@@ -106,8 +97,8 @@ export function openCredentialStore(options: { platform?: NodeJS.Platform; bindi
       throw new CredentialStoreUnavailable(label, storeFailureReason(error));
     }
   };
-  const answer = <T>(account: string, use: (found: KeyringEntry) => T): T => {
-    const found = entry(account);
+  const answer = async <T>(account: string, use: (found: KeyringEntry) => T): Promise<T> => {
+    const found = await entry(account);
     try {
       return use(found);
     } catch (error) {

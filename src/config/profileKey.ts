@@ -20,7 +20,7 @@ export async function readProfileKey(profile: Profile, deps: { env: Record<strin
   const store = deps.credentials();
   let key: string | undefined;
   try {
-    key = store.get(profileKeyAccount(profile.name, profile.baseUrl));
+    key = await store.get(profileKeyAccount(profile.name, profile.baseUrl));
   } catch (error) {
     if (!(error instanceof CredentialStoreUnavailable)) throw error;
     throw new MissingCredentialsError(`the key of profile "${profile.name}" is in the ${store.label}, which cannot be read: ${error.reason}`, {

@@ -73,7 +73,7 @@ export function openProfileStore(env: Env): ProfileStore {
   };
   const toProfile = (name: string, stored: StoredProfile): Profile => {
     const profile: Profile = { name, baseUrl: stored.base_url };
-    if (stored.api_key_source !== undefined && stored.api_key_source !== 'file') profile.keyStorage = stored.api_key_source;
+    if (stored.api_key_source !== undefined) profile.keyStorage = stored.api_key_source;
     if (stored.api_key !== undefined) profile.apiKey = stored.api_key;
     if (stored.api_key_command !== undefined) profile.apiKeyCommand = stored.api_key_command;
     if (stored.max_response_size !== undefined) profile.maxResponseSize = stored.max_response_size;
@@ -84,8 +84,8 @@ export function openProfileStore(env: Env): ProfileStore {
   };
   const toStored = (profile: Profile): StoredProfile => {
     const stored: StoredProfile = { base_url: profile.baseUrl };
+    if (profile.keyStorage !== undefined) stored.api_key_source = profile.keyStorage;
     if (profile.keyStorage === undefined || profile.keyStorage === 'file') stored.api_key = profile.apiKey;
-    else stored.api_key_source = profile.keyStorage;
     if (profile.keyStorage === 'command') stored.api_key_command = profile.apiKeyCommand;
     if (profile.maxResponseSize !== undefined) stored.max_response_size = profile.maxResponseSize;
     if (profile.queryParameters !== undefined) stored.query_parameters = profile.queryParameters;

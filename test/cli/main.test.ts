@@ -179,6 +179,7 @@ describe('usage errors: exit 2, a suggestion, JSON with --json', () => {
 describe('profiles and whoami', () => {
   it('add (key from stdin), list, show, use, remove: the key is never printed', async () => {
     const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'taxprep-profiles-')) };
+    const profilesFile = join(env.XDG_CONFIG_HOME, 'taxprep', 'profiles.json');
     const outputs: string[] = [];
     const step = async (argv: string[], stdin?: string) => {
       const result = await run(argv, { env, stdin });
@@ -190,14 +191,14 @@ describe('profiles and whoami', () => {
     expect(added.code).toBe(0);
     expect(added.stderr).toContain('Added profile "acme": https://acme.example/v1beta, key tpk_…0042 (the default profile)');
     expect((await step(['profiles', 'add', '--insecure-storage', 'staging', '--api-key-stdin', '--json', '--no-verify'], `${KEY}\n`)).stdout).toBe(
-      '{"name":"staging","base_url":"http://127.0.0.1:4010/v1beta","api_key":"tpk_…0042","default":false}\n',
+      `{"name":"staging","base_url":"http://127.0.0.1:4010/v1beta","api_key":"tpk_…0042","api_key_location":${JSON.stringify(`insecure file ${profilesFile}`)},"default":false}\n`,
     );
 
     const listed = await step(['profiles', 'list', '--json']);
     expect(JSON.parse(listed.stdout)).toEqual({
       profiles: [
-        { name: 'acme', base_url: 'https://acme.example/v1beta', api_key: 'tpk_…0042', default: true },
-        { name: 'staging', base_url: 'http://127.0.0.1:4010/v1beta', api_key: 'tpk_…0042', default: false },
+        { name: 'acme', base_url: 'https://acme.example/v1beta', api_key: 'tpk_…0042', api_key_location: `insecure file ${profilesFile}`, default: true },
+        { name: 'staging', base_url: 'http://127.0.0.1:4010/v1beta', api_key: 'tpk_…0042', api_key_location: `insecure file ${profilesFile}`, default: false },
       ],
     });
     expect((await step(['profiles', 'list'])).stdout).toBe('*\tacme\thttps://acme.example/v1beta\ttpk_…0042\n\tstaging\thttp://127.0.0.1:4010/v1beta\ttpk_…0042\n');
@@ -206,6 +207,7 @@ describe('profiles and whoami', () => {
     const shown = await step(['profiles', 'show']);
     expect(shown.stdout).toMatch(/^Profile: +staging$/m);
     expect(shown.stdout).toMatch(/^API key: +tpk_…0042$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^Key in: +insecure file ${profilesFile}$`, 'm'));
     expect(shown.stdout).toMatch(/^Default: +yes$/m);
 
     const whoami = await step(['whoami', '--json', '--offline']);
@@ -217,6 +219,7 @@ describe('profiles and whoami', () => {
       base_url_source: 'profile',
       api_key: 'tpk_…0042',
       api_key_source: 'profile',
+      api_key_location: `insecure file ${profilesFile}`,
       key_check: null,
     });
     const chosen = await step(['--profile', 'acme', 'whoami', '--offline']);

@@ -45,11 +45,11 @@ describe.each([
     const fake = fakeBinding();
     const store = openCredentialStore({ platform, binding: fake.binding });
     expect(store.label).toBe(label);
-    store.set('acme@https://x.example/v1beta', KEY);
+    await store.set('acme@https://x.example/v1beta', KEY);
     expect(fake.entries.get('taxprep/acme@https://x.example/v1beta')).toBe(KEY);
     const profile = { name: 'acme', baseUrl: 'https://x.example/v1beta', keyStorage: 'credential-store' as const };
     expect(await readProfileKey(profile, { env: {}, credentials: () => store })).toBe(KEY);
-    expect(store.delete('acme@https://x.example/v1beta')).toBe(true);
+    expect(await store.delete('acme@https://x.example/v1beta')).toBe(true);
     await expect(readProfileKey(profile, { env: {}, credentials: () => store })).rejects.toThrow(`the ${label} has no key for profile "acme" (https://x.example/v1beta)`);
     // Only on Linux is the entry pinned to the Secret Service (never the kernel keyring).
     expect(fake.made[0]!.options).toEqual(platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined);
@@ -64,9 +64,9 @@ describe.each([
 });
 
 describe('the binding that cannot load', () => {
-  it('is a store that cannot be used, with the loader\'s reason', () => {
+  it('is a store that cannot be used, with the loader\'s reason', async () => {
     const store = openCredentialStore({ platform: 'linux', binding: () => { throw new Error('this single executable cannot reach the credential store: its addon is not installed beside it'); } });
-    expect(() => store.get('a@b')).toThrow('the credential store (Secret Service) cannot be used: this single executable cannot reach the credential store');
+    await expect(store.get('a@b')).rejects.toThrow('the credential store (Secret Service) cannot be used: this single executable cannot reach the credential store');
   });
 });
 

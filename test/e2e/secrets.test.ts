@@ -152,7 +152,8 @@ describe('no credential store', () => {
     const added = await runCli(['profiles', 'add', 'box', '--insecure-storage', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${key}\n` });
     expect(added.exitCode).toBe(0);
     const file = join(home, '.config', 'taxprep', 'profiles.json');
-    expect(JSON.parse(readFileSync(file, 'utf8')).profiles.box).toEqual({ base_url: mock.baseUrl, api_key: key });
+    expect(JSON.parse(readFileSync(file, 'utf8')).profiles.box).toEqual({ base_url: mock.baseUrl, api_key_source: 'file', api_key: key });
+    expect((await runCli(['doctor', '--offline'], { home })).stdout).not.toContain('profiles secure');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const whoami = await runCli(['whoami', '--json', '--offline'], { home });
     expect(JSON.parse(whoami.stdout)).toMatchObject({ api_key_location: `insecure file ${file}` });

@@ -42,12 +42,15 @@ export function keyConfigured(settings: ResolvedSettings): Check {
   return ok('key', 'configured', `${redactApiKey(settings.apiKey)} (from ${describeKeySource(settings)}${settings.apiKeyLocation === undefined ? '' : `, in ${settings.apiKeyLocation}`})`);
 }
 
-/** Profiles whose key is in plain text in the profile file: each a warning naming the command that moves it. */
+/**
+ * Profiles from before the credential store, whose key is in plain text in the profile file: each a
+ * warning naming the command that moves it. A key put there with --insecure-storage was a choice.
+ */
 export function plainTextKeyChecks(profiles: Profile[], path: string): Check[] {
   return profiles
-    .filter((profile) => profile.keyStorage === undefined || profile.keyStorage === 'file')
+    .filter((profile) => profile.keyStorage === undefined)
     .map((profile) =>
-      warn('local', `key of profile "${profile.name}"`, `in plain text in ${path}`, `Move it into the credential store: taxprep profiles secure ${profile.name} (or keep it there on purpose: a server without one).`),
+      warn('local', `key of profile "${profile.name}"`, `in plain text in ${path}`, `Move it into the credential store: taxprep profiles secure ${profile.name} (or keep it there on purpose: taxprep profiles add ${profile.name} --insecure-storage).`),
     );
 }
 

@@ -56,7 +56,7 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const oldKey = existing === undefined ? undefined : await existingKey(ctx, existing);
   if (options.verify) await verifyKey(ctx, options.name, baseUrl, apiKey, oldKey);
   const keyStorage: KeyStorage = options.apiKeyCommand !== undefined ? 'command' : options.insecureStorage ? 'file' : 'credential-store';
-  if (keyStorage === 'credential-store') keepInCredentialStore(ctx, options.name, baseUrl, apiKey);
+  if (keyStorage === 'credential-store') await keepInCredentialStore(ctx, options.name, baseUrl, apiKey);
   // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
   const { apiKey: _old, apiKeyCommand: _oldCommand, ...settings } = existing ?? {};
   const profile: Profile = { ...settings, name: options.name, baseUrl, keyStorage };
@@ -66,7 +66,7 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   // The old entry of the store goes only now that the file no longer refers to it.
   if (existing?.keyStorage === 'credential-store' && (keyStorage !== 'credential-store' || existing.baseUrl !== baseUrl)) {
     try {
-      ctx.credentials().delete(profileKeyAccount(existing.name, existing.baseUrl));
+      await ctx.credentials().delete(profileKeyAccount(existing.name, existing.baseUrl));
     } catch (error) {
       if (!(error instanceof CredentialStoreUnavailable)) throw error;
     }
@@ -96,10 +96,10 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
  * The key goes into the system's credential store. Where none answers, nothing is stored and the
  * user is told why and the two ways on: nothing silently falls back to the file.
  */
-function keepInCredentialStore(ctx: Context, name: string, baseUrl: string, apiKey: string): void {
+async function keepInCredentialStore(ctx: Context, name: string, baseUrl: string, apiKey: string): Promise<void> {
   const credentials = ctx.credentials();
   try {
-    credentials.set(profileKeyAccount(name, baseUrl), apiKey);
+    await credentials.set(profileKeyAccount(name, baseUrl), apiKey);
   } catch (error) {
     if (!(error instanceof CredentialStoreUnavailable)) throw error;
     throw new UsageError(`cannot keep the key of profile "${name}" in the ${credentials.label}: ${error.reason}; nothing was stored`, {

@@ -18,7 +18,7 @@ export async function run(ctx: Context, options: RemoveProfileOptions): Promise<
   const wasDefault = store.defaultName() === profile.name;
   await store.remove(profile.name);
   const out = createOutput(ctx);
-  const leftInStore = profile.keyStorage === 'credential-store' ? forgetStoredKey(ctx, profile) : undefined;
+  const leftInStore = profile.keyStorage === 'credential-store' ? await forgetStoredKey(ctx, profile) : undefined;
   if (ctx.globals.json) {
     await out.json({ removed: profileView(profile, wasDefault ? profile.name : undefined, keyLocation(ctx, store, profile)) });
   } else {
@@ -34,10 +34,10 @@ export async function run(ctx: Context, options: RemoveProfileOptions): Promise<
  * file; a store that cannot be reached now leaves an entry nothing refers to, which is said (with
  * what removes it) rather than failing a removal that happened.
  */
-function forgetStoredKey(ctx: Context, profile: Profile): string | undefined {
+async function forgetStoredKey(ctx: Context, profile: Profile): Promise<string | undefined> {
   const account = profileKeyAccount(profile.name, profile.baseUrl);
   try {
-    ctx.credentials().delete(account);
+    await ctx.credentials().delete(account);
     return undefined;
   } catch (error) {
     if (!(error instanceof CredentialStoreUnavailable)) throw error;

@@ -34,9 +34,9 @@ export async function run(ctx: Context, options: SecureProfileOptions): Promise<
   const account = profileKeyAccount(profile.name, profile.baseUrl);
   let readBack: string | undefined;
   try {
-    credentials.set(account, apiKey);
+    await credentials.set(account, apiKey);
     crashPoint('secure.after-store');
-    readBack = credentials.get(account);
+    readBack = await credentials.get(account);
   } catch (error) {
     if (!(error instanceof CredentialStoreUnavailable)) throw error;
     throw new UsageError(`cannot move the key of profile "${profile.name}" into the ${credentials.label}: ${error.reason}; the key stays in ${store.path}`, {
