@@ -30,6 +30,7 @@ export const CRASH_POINTS = [
   'secure.after-store',
   'secure.after-verify',
   'secure.after-file',
+  'secure.after-hooks-store',
 ] as const;
 
 export type CrashPointName = (typeof CRASH_POINTS)[number];

@@ -1,6 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { verificationProblem } from '../../src/hooks/sign';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, registerSecret, runCli, taxprepCommand } from '../helpers/cli';
 import { startServeMock, type ServedMock } from '../helpers/serveMock';
@@ -23,7 +26,6 @@ let mock: ServedMock;
 let key: string;
 beforeAll(async () => {
   mock = await startServeMock();
-  for (const secret of Object.values(mock.keys)) registerSecret(secret);
   key = mock.keys['Acme production key']!;
 });
 afterAll(async () => {
@@ -105,6 +107,91 @@ describe.skipIf(!storeAnswers)(`the credential store (Secret Service)${storeAnsw
       expect((await runCli(['accounts', 'get', '1001', '--json', 'id'], { home, env: env() })).exitCode).toBe(0);
       await runCli(['profiles', 'remove', name], { home, env: env() });
     }
+  });
+});
+
+describe.skipIf(!storeAnswers)(`webhook secrets in the credential store${storeAnswers ? '' : ` (${NO_STORE})`}`, () => {
+  const env = () => ({ DBUS_SESSION_BUS_ADDRESS: bus!, TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: key });
+
+  /** A receiver on 127.0.0.1 keeping each request's headers and body. */
+  async function receiver() {
+    const received: Array<{ headers: Record<string, string | undefined>; body: string }> = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        received.push({ headers: request.headers as Record<string, string | undefined>, body });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  it('hooks add keeps the secret out of hooks.json; test signs with it; rotate-secret changes the entry; remove deletes it', async () => {
+    const home = makeHome();
+    const target = await receiver();
+    try {
+      const added = await runCli(['hooks', 'add', target.url, '--json'], { home, env: env() });
+      expect(added.exitCode, added.stderr).toBe(0);
+      const { id, secret } = JSON.parse(added.stdout) as { id: string; secret: string };
+      const account = `hook:${id}@-@${mock.baseUrl}`;
+      const hooksFile = readFileSync(join(home, '.config', 'taxprep', 'hooks.json'), 'utf8');
+      expect(hooksFile).not.toContain('whsec_');
+      expect(JSON.parse(hooksFile).hooks[0]).toMatchObject({ id, secrets_in: 'credential-store' });
+      expect(JSON.parse(lookup(account))).toEqual([{ secret, expires_at: null }]);
+
+      const shown = await runCli(['hooks', 'show', id, '--json'], { home, env: env() });
+      expect(JSON.parse(shown.stdout)).toMatchObject({ secrets_location: 'credential store (Secret Service)' });
+      expect((await runCli(['hooks', 'show', id, '--secret'], { home, env: env() })).stdout).toBe(`${secret}\n`);
+
+      expect((await runCli(['hooks', 'test', id], { home, env: env() })).exitCode).toBe(0);
+      const ping = target.received.at(-1)!;
+      expect(verificationProblem(secret, ping.headers, ping.body, Math.floor(Date.now() / 1000))).toBeUndefined();
+
+      const rotated = await runCli(['hooks', 'rotate-secret', id, '--json'], { home, env: env() });
+      expect(rotated.exitCode, rotated.stderr).toBe(0);
+      const fresh = (JSON.parse(rotated.stdout) as { secret: string }).secret;
+      expect(readFileSync(join(home, '.config', 'taxprep', 'hooks.json'), 'utf8')).not.toContain('whsec_');
+      expect((JSON.parse(lookup(account)) as Array<{ secret: string }>).map((entry) => entry.secret)).toEqual([fresh, secret]);
+      expect((await runCli(['hooks', 'show', id, '--secret'], { home, env: env() })).stdout).toBe(`${fresh}\n${secret}\n`);
+
+      expect((await runCli(['hooks', 'remove', id], { home, env: env() })).exitCode).toBe(0);
+      expect(lookup(account)).toBe('');
+    } finally {
+      await target.close();
+    }
+  });
+
+  it("profiles secure moves the profile's hooks' secrets too; killed after writing them, they are in the file and the store, and a rerun finishes", async () => {
+    const home = makeHome();
+    const directory = join(home, '.config', 'taxprep');
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(join(directory, 'profiles.json'), JSON.stringify({ profiles: { legacy: { base_url: mock.baseUrl, api_key: key } }, default_profile: 'legacy' }), { mode: 0o600 });
+    const profileEnv = { DBUS_SESSION_BUS_ADDRESS: bus! };
+    const added = await runCli(['hooks', 'add', 'https://crm.example.com/in', '--json'], { home, env: profileEnv });
+    expect(added.exitCode, added.stderr).toBe(0);
+    // A profile from before the store: its hook's secret went to the store (only --insecure-storage chooses the file).
+    const { id: storedId } = JSON.parse(added.stdout) as { id: string };
+    const legacyHook = { ...JSON.parse(readFileSync(join(directory, 'hooks.json'), 'utf8')).hooks[0], id: 'hk_0123456789ab', secrets: [{ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', expires_at: null }] };
+    delete legacyHook.secrets_in;
+    const file = JSON.parse(readFileSync(join(directory, 'hooks.json'), 'utf8'));
+    file.hooks.push(legacyHook);
+    writeFileSync(join(directory, 'hooks.json'), JSON.stringify(file), { mode: 0o600 });
+
+    const killed = await runCli(['profiles', 'secure', 'legacy'], { home, env: { ...profileEnv, TAXPREP_TEST_CRASH_AT: 'secure.after-hooks-store' } });
+    expect(killed.signal).toBe('SIGKILL');
+    const account = `hook:hk_0123456789ab@legacy@${mock.baseUrl}`;
+    expect(readFileSync(join(directory, 'hooks.json'), 'utf8')).toContain(legacyHook.secrets[0].secret);
+    expect(JSON.parse(lookup(account))).toEqual(legacyHook.secrets);
+
+    const finished = await runCli(['profiles', 'secure', 'legacy', '--json'], { home, env: profileEnv });
+    expect(finished.exitCode, finished.stderr).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ api_key_location: 'credential store (Secret Service)', hooks_moved: ['hk_0123456789ab'] });
+    expect(readFileSync(join(directory, 'hooks.json'), 'utf8')).not.toContain('whsec_');
+    expect((await runCli(['hooks', 'show', 'hk_0123456789ab', '--secret'], { home, env: profileEnv })).stdout).toBe(`${legacyHook.secrets[0].secret}\n`);
+    for (const id of [storedId, 'hk_0123456789ab']) await runCli(['hooks', 'remove', id], { home, env: profileEnv });
+    await runCli(['profiles', 'remove', 'legacy'], { home, env: profileEnv });
   });
 });
 

@@ -19,7 +19,7 @@ export async function run(ctx: Context, options: { wait: boolean }): Promise<num
   const out = createOutput(ctx);
   const signal = ctx.interrupted();
   const totals = await withOutbox(ctx, scope, async (outbox) => {
-    const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message) });
+    const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message), credentials: ctx.credentials() });
     const sum = { delivered: 0, retried: 0, failed: 0 };
     try {
       for (;;) {

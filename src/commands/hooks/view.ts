@@ -3,7 +3,7 @@ import { OUTBOX, Outbox, defaultOutboxPath } from '../../batch/ledgers/outbox';
 import { UsageError } from '../../errors';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
 import { redactSecret } from '../../hooks/sign';
-import { defaultHooksPath, findHook, inScope, readHooks, targetOf, updateHooks, type Hook, type Scope } from '../../hooks/store';
+import { defaultHooksPath, findHook, inScope, readHooks, secretsOf, targetOf, updateHooks, withStoredSecrets, type Hook, type Scope } from '../../hooks/store';
 import type { Context } from '../../types';
 
 /** The profile and base URL a hooks command works in, and where the hooks file is. */
@@ -14,7 +14,8 @@ export async function hooksScope(ctx: Context): Promise<{ scope: Scope; hooksPat
 
 export async function scopedHooks(ctx: Context): Promise<{ scope: Scope; hooksPath: string; hooks: Hook[] }> {
   const { scope, hooksPath } = await hooksScope(ctx);
-  return { scope, hooksPath, hooks: (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope)) };
+  const hooks = (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope));
+  return { scope, hooksPath, hooks: await withStoredSecrets(hooks, ctx.credentials()) };
 }
 
 /** A hook as every output shows it: headers' values and secrets redacted. */
@@ -34,7 +35,7 @@ export function hookView(hook: Hook, now: Date) {
     disable_after: formatDuration(hook.disable_after_ms),
     enabled: hook.enabled,
     disabled_reason: hook.disabled_reason,
-    secrets: hook.secrets.filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => ({ secret: redactSecret(secret.secret), expires_at: secret.expires_at })),
+    secrets: secretsOf(hook).filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => ({ secret: redactSecret(secret.secret), expires_at: secret.expires_at })),
     profile: hook.profile,
     base_url: hook.base_url,
     created_at: hook.created_at,
@@ -82,4 +83,9 @@ export async function editHook(ctx: Context, id: string, change: (hook: Hook, ho
 /** Runs `work` with this scope's outbox locked and open: a running watch holds it (exit 10). */
 export async function withOutbox<T>(ctx: Context, scope: Scope, work: (outbox: Outbox) => Promise<T>): Promise<T> {
   return withLedger(defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl), OUTBOX, { waitMs: 2_000, clock: ctx.clock, open: Outbox.open }, work);
+}
+
+/** Where a hook's secrets live, in words. */
+export function secretsLocation(ctx: Context, hook: Hook, hooksPath: string): string {
+  return hook.secrets_in === undefined ? `insecure file ${hooksPath}` : ctx.credentials().label;
 }

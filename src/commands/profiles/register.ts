@@ -70,13 +70,13 @@ export const profiles: CommandSpec = {
     },
     {
       name: 'secure',
-      description: "Move a profile's key from the profile file into the credential store",
+      description: "Move a profile's key and its hooks' secrets from the files into the credential store",
       arguments: [NAME],
       examples: ['taxprep profiles secure acme', 'taxprep doctor   # names every profile whose key is still in the file'],
       notes:
         'The key is written to the store and read back before the file is rewritten without it, so that\n' +
         'an interruption at any moment leaves it in the file, in the store, or in both: run it again to\n' +
-        'finish. A profile whose key is already elsewhere is left as it is.',
+        "finish. The secrets of the profile's hooks follow in the same order (hooks.json rewritten last).",
       exitCodes: [['USAGE', 'no credential store answers, or no such profile: the file keeps the key']],
       load: () => import('./secure'),
     },
