@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { verificationProblem } from '../../src/hooks/sign';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeHome, registerSecret, runCli, taxprepCommand } from '../helpers/cli';
+import { cliCommandLine, makeHome, registerSecret, runCli } from '../helpers/cli';
 import { startServeMock, type ServedMock } from '../helpers/serveMock';
 
 /**
@@ -199,14 +199,13 @@ describe.skipIf(!hasKeyringDaemon)(`a locked store${hasKeyringDaemon ? '' : ' (s
   it('a key in a locked keyring is exit 3 naming the profile; saving into it is exit 2 and stores nothing', () => {
     const home = makeHome();
     const keyrings = makeHome();
-    const taxprep = taxprepCommand().map((word) => `'${word}'`).join(' ');
     // A session of its own: its login keyring unlocked, a profile added, then the keyring locked over D-Bus.
     const script = [
       'echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null',
-      `printf '%s\\n' "$KEY" | ${taxprep} profiles add acme --no-verify --api-key-stdin >/dev/null 2>&1 || exit 90`,
+      `printf '%s\\n' "$KEY" | ${cliCommandLine(['profiles', 'add', 'acme', '--no-verify', '--api-key-stdin'])} >/dev/null 2>&1 || exit 90`,
       'dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.Secret.Service.Lock array:objpath:/org/freedesktop/secrets/collection/login >/dev/null',
-      `${taxprep} whoami --offline 2>&1; echo "exit=$?"`,
-      `printf '%s\\n' "$KEY" | ${taxprep} profiles add other --no-verify --api-key-stdin 2>&1; echo "exit=$?"`,
+      `${cliCommandLine(['whoami', '--offline'])} 2>&1; echo "exit=$?"`,
+      `printf '%s\\n' "$KEY" | ${cliCommandLine(['profiles', 'add', 'other', '--no-verify', '--api-key-stdin'])} 2>&1; echo "exit=$?"`,
     ].join('\n');
     const result = spawnSync('dbus-run-session', ['--', 'bash', '-c', script], {
       encoding: 'utf8',
