@@ -47,12 +47,16 @@ try {
   execFileSync('hyperfine', ['-N', '--warmup', '5', '--runs', String(RUNS), '--export-json', report, '-n', 'file', command(homes.file), '-n', 'store', command(homes.store)], { stdio: ['ignore', 'ignore', 'inherit'] });
   const results = Object.fromEntries(JSON.parse(readFileSync(report, 'utf8')).results.map((result) => [result.command, result]));
   const ms = (seconds) => seconds * 1000;
-  const row = (name) => `${name.padEnd(6)} median ${ms(results[name].median).toFixed(1)} ms  mean ${ms(results[name].mean).toFixed(1)} ms  cpu ${ms(results[name].user + results[name].system).toFixed(1)} ms`;
+  const cpu = (name) => ms(results[name].user + results[name].system);
+  const row = (name) => `${name.padEnd(6)} median ${ms(results[name].median).toFixed(1)} ms  mean ${ms(results[name].mean).toFixed(1)} ms  cpu ${cpu(name).toFixed(1)} ms`;
   const delta = ms(results.store.median - results.file.median);
+  const signed = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(1)} ms`;
   console.log(`accounts get 1001, ${RUNS} runs each (hyperfine -N), NODE_EXTRA_CA_CERTS unset`);
   console.log(row('file'));
   console.log(row('store'));
-  console.log(`store / file: ${(results.store.median / results.file.median).toFixed(3)}x, +${delta.toFixed(1)} ms (median); mean +${ms(results.store.mean - results.file.mean).toFixed(1)} ms; goal <= ${GOAL_MS} ms: ${delta <= GOAL_MS ? 'met' : 'MISSED'}`);
+  // The CPU time of taxprep's own process (not the keyring daemon's) moves less with the machine's load than the wall time.
+  console.log(`store / file: ${(results.store.median / results.file.median).toFixed(3)}x, ${signed(delta)} (median); mean ${signed(ms(results.store.mean - results.file.mean))}; CPU ${signed(cpu('store') - cpu('file'))}`);
+  console.log(`goal: the store adds <= ${GOAL_MS} ms (median): ${delta <= GOAL_MS ? 'met' : 'MISSED'}`);
   process.exitCode = delta <= GOAL_MS ? 0 : 1;
 } finally {
   await mock.stop();
