@@ -138,7 +138,7 @@ try {
   // The same settings from a stored default profile, written by `taxprep profiles add` (so by conf).
   const fromProfile = { ...machine, XDG_CONFIG_HOME: configHomes[1] };
   for (const name of ['TAXPREP_BASE_URL', 'TAXPREP_API_KEY', 'TAXPREP_PROFILE']) delete fromProfile[name];
-  execFileSync(node, [bin, 'profiles', 'add', 'bench', '--api-key-stdin', '--base-url', mock.baseUrl], { env: fromProfile, input: `${KEY}\n`, stdio: 'pipe' });
+  execFileSync(node, [bin, 'profiles', 'add', '--insecure-storage', 'bench', '--api-key-stdin', '--base-url', mock.baseUrl], { env: fromProfile, input: `${KEY}\n`, stdio: 'pipe' });
 
   const accountUrl = `${mock.baseUrl}/accounts/1001`;
   const nodeBaseline = { name: 'node -e 0', argv: [node, '-e', '0'], env: fromEnvironment };

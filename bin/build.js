@@ -89,7 +89,9 @@ export const buildOptions = {
   // time, jq-wasm, which reads its jq.wasm from beside its own module (loaded only for --jq),
   // form-data (with its 200 KB table of media types, loaded only by `docs upload`), and the mock
   // (its own bundle, above). The single executable holds each as an asset (bin/release.js).
-  external: ['conf', 'jq-wasm', 'form-data'],
+  // @napi-rs/keyring is a native addon (the credential store), loaded only by a command that reads
+  // or writes a stored secret; the single executable opens it from beside itself.
+  external: ['conf', 'jq-wasm', 'form-data', '@napi-rs/keyring'],
   // Every run reads the whole file: without comments and blank space it is a third smaller, and in
   // ASCII only (licence comments go to dist/cli.cjs.LEGAL.txt) the launcher reads it as one-byte
   // text, about three times faster than decoding UTF-8. Names are kept, for --verbose stack traces.

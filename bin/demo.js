@@ -55,7 +55,7 @@ async function demo() {
   writeFileSync(upload, '%PDF-1.4\n% a small stand-in for a W-2\n');
   const unique = `${Date.now().toString(36)}`;
 
-  await step(['profiles', 'add', 'demo', '--api-key-stdin', '--base-url', started.base_url], { input: `${key.key}\n` });
+  await step(['profiles', 'add', '--insecure-storage', 'demo', '--api-key-stdin', '--base-url', started.base_url], { input: `${key.key}\n` });
   await step(['health']);
   await step(['whoami']);
   await step([

@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const entry = "export { markdownPages } from './src/commands/markdown'; export { manPages } from './src/commands/man'; export { program } from './src/commands/tree';";
-const bundle = await build({ stdin: { contents: entry, resolveDir: root, loader: 'ts' }, bundle: true, write: false, format: 'esm', platform: 'node', logLevel: 'warning' });
+const bundle = await build({ stdin: { contents: entry, resolveDir: root, loader: 'ts' }, bundle: true, write: false, format: 'esm', platform: 'node', logLevel: 'warning', external: ['@napi-rs/keyring'] });
 const { markdownPages, manPages, program } = await import(`data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].text).toString('base64')}`);
 
 /** Writes `pages` into `directory`, removing the files there that no page is. */

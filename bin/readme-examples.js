@@ -37,7 +37,7 @@ function capture(session, args, stderrOnly) {
 
 const session = await openMockSession({ columns: COLUMNS });
 try {
-  const profile = session.taxprep(['profiles', 'add', 'readme', '--api-key-stdin', '--base-url', session.started.base_url], ['pipe', 'ignore', 'pipe']);
+  const profile = session.taxprep(['profiles', 'add', '--insecure-storage', 'readme', '--api-key-stdin', '--base-url', session.started.base_url], ['pipe', 'ignore', 'pipe']);
   profile.stdin.end(`${session.key.key}\n`);
   let refused = '';
   profile.stderr.on('data', (chunk) => (refused += chunk));

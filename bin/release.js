@@ -2,7 +2,9 @@
 // `npm run release`: builds, into release/ (ignored by git), what a user installs:
 //   taxprep-<version>.tgz             the npm package (`npm pack`; package.json `files` says what is in it)
 //   taxprep-<version>-linux-x64       a single executable: Node with the CLI inside, needing no Node installed
-//   taxprep_<version>_amd64.deb       that executable as /usr/bin/taxprep, with completions and man pages
+//   taxprep-keyring.node              the credential store's native addon, to keep beside the executable
+//   taxprep_<version>_amd64.deb       that executable as /usr/bin/taxprep, the addon as /usr/lib/taxprep/keyring.node,
+//                                     with completions and man pages
 //   SHA256SUMS                        for `sha256sum -c`
 // The executable is Node's Single Executable Application, built by the pinned Node's own
 // `--build-sea` (bin/pinnedNode.js: an exact release of a supported LTS line, never this machine's
@@ -42,6 +44,15 @@ const MODULES_APART = {
   'jq-wasm': { entryPoints: ['src/sea/jq-wasm.ts'] },
   './mock/server.cjs': { entryPoints: mockBuildOptions.entryPoints },
 };
+
+/**
+ * The credential store's binding is a native addon, which cannot run from the blob: the executable
+ * opens it by path from beside itself, or from the .deb's /usr/lib/taxprep (src/config/credentialStore.ts).
+ * The npm package's prebuilt linux-x64 (glibc) build of @napi-rs/keyring.
+ */
+const NATIVE_APART = '@napi-rs/keyring';
+const KEYRING_ADDON = { beside: 'taxprep-keyring.node', deb: 'usr/lib/taxprep/keyring.node' };
+const keyringAddon = () => require.resolve('@napi-rs/keyring-linux-x64-gnu/keyring.linux-x64-gnu.node', { paths: [root] });
 
 /**
  * dist/cli.cjs as the module `taxprep:cli.cjs` of the main script (src/sea/main.ts): a function
@@ -94,10 +105,11 @@ async function bundle(options, outfile) {
 
 /** Builds the single executable at `executable` from dist/ (built), using `work` for what goes into it. */
 export async function singleExecutable(work, executable) {
-  const missing = [...buildOptions.external, './mock/server.cjs'].filter((name) => !(name in MODULES_APART));
+  const missing = [...buildOptions.external, './mock/server.cjs'].filter((name) => name !== NATIVE_APART && !(name in MODULES_APART));
   if (missing.length > 0) throw new Error(`bin/release.js: no asset for ${missing.join(', ')}, which dist/cli.cjs loads apart`);
   const assets = { 'jq.wasm': require.resolve('jq-wasm/jq.wasm', { paths: [root] }) };
-  await bundle({ entryPoints: ['src/sea/main.ts'], plugins: [inlineCliBundle] }, join(work, 'main.cjs'));
+  // The bundle's require of the addon stays a call (answered by src/sea/main.ts), never bundled.
+  await bundle({ entryPoints: ['src/sea/main.ts'], plugins: [inlineCliBundle], external: [NATIVE_APART] }, join(work, 'main.cjs'));
   await Promise.all(
     Object.entries(MODULES_APART).map(([name, options], index) => {
       assets[name] = join(work, `module-${index}.cjs`);
@@ -144,6 +156,7 @@ function debianFiles(executable) {
   const manPages = readdirSync(join(root, 'man')).filter((name) => name.endsWith('.1'));
   return [
     { path: 'usr/bin/taxprep', from: executable, mode: 0o755 },
+    { path: KEYRING_ADDON.deb, from: keyringAddon() },
     // Where each shell looks for completions shipped by packages.
     { path: 'usr/share/bash-completion/completions/taxprep', from: join(root, 'completions', 'taxprep.bash') },
     { path: 'usr/share/zsh/vendor-completions/_taxprep', from: join(root, 'completions', '_taxprep') },
@@ -199,10 +212,11 @@ async function release() {
     const tarball = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]))[0].filename;
     const executable = `taxprep-${version}-linux-x64`;
     await singleExecutable(work, join(out, executable));
+    copyFileSync(keyringAddon(), join(out, KEYRING_ADDON.beside));
     const deb = `taxprep_${version}_amd64.deb`;
     debianPackage(work, join(out, executable), join(out, deb));
-    checksums([tarball, executable, deb]);
-    for (const file of [tarball, executable, deb, 'SHA256SUMS']) process.stdout.write(`release/${file}  ${(statSync(join(out, file)).size / 1e6).toFixed(1)} MB\n`);
+    checksums([tarball, executable, KEYRING_ADDON.beside, deb]);
+    for (const file of [tarball, executable, KEYRING_ADDON.beside, deb, 'SHA256SUMS']) process.stdout.write(`release/${file}  ${(statSync(join(out, file)).size / 1e6).toFixed(1)} MB\n`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/accounts/list taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/hooks taxprep/hooks/add taxprep/hooks/list taxprep/hooks/show taxprep/hooks/remove taxprep/hooks/enable taxprep/hooks/disable taxprep/hooks/rotate-secret taxprep/hooks/test taxprep/hooks/deliveries taxprep/hooks/redeliver taxprep/hooks/recover taxprep/hooks/deliver taxprep/hooks/listen taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/accounts/list taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/hooks taxprep/hooks/add taxprep/hooks/list taxprep/hooks/show taxprep/hooks/remove taxprep/hooks/enable taxprep/hooks/disable taxprep/hooks/rotate-secret taxprep/hooks/test taxprep/hooks/deliveries taxprep/hooks/redeliver taxprep/hooks/recover taxprep/hooks/deliver taxprep/hooks/listen taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/secure taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -176,6 +176,7 @@ complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l rate -x -d 'at most n
 complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l ordered -d 'one delivery at a time, in the order the changes were found'
 complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l allow-http -d 'allow plain http to a host other than loopback'
 complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l disable-after -x -d 'disable a hook whose every delivery failed this long'
+complete -c taxprep -n '__taxprep_at taxprep/hooks/add' -l insecure-storage -d 'keep the secret in hooks.json (0600), not in the credential store'
 complete -c taxprep -n '__taxprep_at taxprep/hooks/show' -l secret -d 'print the live secret(s) alone, one a line (two during a rotation)'
 complete -c taxprep -n '__taxprep_at taxprep/hooks/deliveries' -l hook -x -d 'only this hook'
 complete -c taxprep -n '__taxprep_at taxprep/hooks/deliveries' -l status -x -a 'pending failed delivered all' -d 'which deliveries'
@@ -189,13 +190,17 @@ complete -c taxprep -n '__taxprep_at taxprep/profiles' -a add -d 'Add or replace
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a list -d 'List profiles (keys shown redacted)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a use -d 'Make a profile the default'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a show -d 'Show a profile (the default one when no name is given)'
-complete -c taxprep -n '__taxprep_at taxprep/profiles' -a remove -d 'Remove a profile and its stored key'
+complete -c taxprep -n '__taxprep_at taxprep/profiles' -a secure -d 'Move a profile\'s key and its hooks\' secrets from the files into the credential store'
+complete -c taxprep -n '__taxprep_at taxprep/profiles' -a remove -d 'Remove a profile and its stored key (in the file or the credential store)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l base-url -x -d 'service address including /v1beta (default: the local mock, http://127.0.0.1:4010/v1beta)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l api-key-stdin -d 'read the key from stdin (the default when stdin is not a terminal)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l default -d 'make it the default profile (the first profile always is)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l no-verify -d 'store the key without asking the service whether it accepts it (offline use)'
+complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l insecure-storage -d 'keep the key in the profile file, in plain text (mode 0600), not in the credential store'
+complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l api-key-command -x -d 'store no key: run this command (no shell) when a key is needed; its stdout is the key'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/use' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/show' -a '(taxprep __complete profiles 2>/dev/null)'
+complete -c taxprep -n '__taxprep_at taxprep/profiles/secure' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/remove' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/whoami' -l offline -d 'do not ask the service; only show the settings'
 complete -c taxprep -n '__taxprep_at taxprep/doctor' -l offline -d 'ask the service nothing; only the local checks'

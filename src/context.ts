@@ -2,6 +2,7 @@ import type { ApiClient } from './api/types';
 import { openUrl, readSecret, systemClock } from './io';
 import type { LearnedStore } from './config/learned';
 import type { Clock, Context, GlobalOptions, IO, ProfileStore, ResolvedSettings } from './types';
+import { credentialStoreLabel, openCredentialStore, type CredentialStore } from './config/credentialStore';
 
 /** What `createContext` is built from; tests pass fake streams, an environment and a clock. */
 export interface ContextOptions {
@@ -13,6 +14,8 @@ export interface ContextOptions {
   random?: () => number;
   /** What `interrupted()` listens to (returns how to stop listening); the process's SIGINT unless a test gives its own. */
   onInterrupt?: (handler: () => void) => () => void;
+  /** The system's credential store; tests give one over a fake binding (the macOS and Windows paths). */
+  credentials?: CredentialStore;
 }
 
 type OwnedClient = { api: ApiClient; close(): Promise<void> };
@@ -37,6 +40,7 @@ export function createContext(options: ContextOptions): OwnedContext {
   const others: Array<Promise<OwnedClient>> = [];
   let interruption: AbortController | undefined;
   let stopListening: (() => void) | undefined;
+  let credentials = options.credentials;
 
   const profiles = () =>
     (store ??= import('./config/store').then(({ openProfileStore }) => openProfileStore(env)));
@@ -66,8 +70,17 @@ export function createContext(options: ContextOptions): OwnedContext {
     globals,
     clock,
     profiles,
+    credentials: () => (credentials ??= openCredentialStore()),
     settings: () =>
-      (settings ??= import('./config/settings').then(({ resolveSettings }) => resolveSettings({ globals, env, profiles }))),
+      (settings ??= Promise.all([import('./config/settings'), import('./config/profileKey')]).then(([{ resolveSettings }, { readProfileKey, profileKeyLocation }]) =>
+        resolveSettings({
+          globals,
+          env,
+          profiles,
+          profileKey: (profile) => readProfileKey(profile, { env, credentials: context.credentials }),
+          keyLocation: (profile, path) => profileKeyLocation(profile, credentials?.label ?? credentialStoreLabel(), path),
+        }),
+      )),
     async api(apiOptions = {}) {
       if (apiOptions.service !== undefined) {
         const { DEFAULT_MAX_RESPONSE_BYTES, CONFIGURABLE_QUERY_PARAMETERS } = await import('./config/settings');

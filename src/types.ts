@@ -1,6 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { ApiClient } from './api/types';
 import type { LearnedStore } from './config/learned';
+import type { CredentialStore } from './config/credentialStore';
+import type { CliError } from './errors';
 
 /**
  * The types every layer shares: streams, settings, profiles, the clock and the context commands
@@ -53,6 +55,10 @@ export interface ResolvedSettings {
   /** Undefined when no key is configured anywhere; commands that need one fail with exit 3. */
   apiKey: string | undefined;
   apiKeySource: SettingSource | undefined;
+  /** Where the key in use lives, in words (`credential store (Secret Service)`, `insecure file <path>`, ...). */
+  apiKeyLocation?: string;
+  /** Why the profile's key could not be read (a locked store, a failed key command): thrown when a command needs the key. */
+  apiKeyProblem?: CliError;
   /** The largest answer taxprep reads (flag, environment, profile, default 8 MB). */
   maxResponseBytes: number;
   /** The query parameter name sent for each filter the contract does not name (`projects.type` -> `type`). */
@@ -63,10 +69,25 @@ export interface ResolvedSettings {
   uploadTypes?: string[];
 }
 
+/**
+ * Where a profile's key lives: the system's credential store (the default), the standard output
+ * of a command (`--api-key-command`), or the profile file in plain text (`--insecure-storage`, and
+ * every profile from before the credential store).
+ */
+export type KeyStorage = 'credential-store' | 'command' | 'file';
+
 export interface Profile {
   name: string;
   baseUrl: string;
-  apiKey: string;
+  /**
+   * Absent: the key is in the file, as in every profile from before the credential store (`doctor`
+   * flags these); `file`: put there on purpose, with `--insecure-storage`.
+   */
+  keyStorage?: KeyStorage;
+  /** The key itself: only for a key in the file. */
+  apiKey?: string;
+  /** `api_key_command` in the file: for `keyStorage: 'command'`. */
+  apiKeyCommand?: string;
   /** `max_response_size` in the file, e.g. "16MB". */
   maxResponseSize?: string;
   /** `query_parameters` in the file: names of the filters the contract does not show. */
@@ -122,6 +143,8 @@ export interface Context {
   globals: GlobalOptions;
   clock: Clock;
   profiles(): Promise<ProfileStore>;
+  /** The system's credential store; its native binding loads on the first read or write. */
+  credentials(): CredentialStore;
   settings(): Promise<ResolvedSettings>;
   /** What was learned from the service of the resolved settings (profile and base URL): src/config/learned.ts. */
   learned(): Promise<LearnedStore>;

@@ -1,8 +1,8 @@
-import { CONTRACT_API_KEY_HINT, hasApiKeyShape } from '../contract/apiKeys';
+import { CONTRACT_API_KEY_HINT, hasApiKeyShape, keyRedactor } from '../contract/apiKeys';
 import { BASE_PATH, endsInVersion } from '../contract/version';
 import { normalType } from '../contract/uploads';
 import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
-import { MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
+import { CliError, MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
 
 type Env = Record<string, string | undefined>;
 
@@ -129,6 +129,10 @@ export async function resolveSettings(input: {
   globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize'>;
   env: Env;
   profiles: () => Promise<ProfileStore>;
+  /** The key of a profile whose key is not in the file (the credential store, a command); read only when it is the key in use. */
+  profileKey?: (profile: Profile) => Promise<string>;
+  /** Where the chosen profile's key lives, in words. */
+  keyLocation?: (profile: Profile, profilePath: string) => string;
 }): Promise<ResolvedSettings> {
   const { globals, env } = input;
   const envProfile = fromEnv(env, ENVIRONMENT_VARIABLES.profile);
@@ -146,8 +150,10 @@ export async function resolveSettings(input: {
   const needStore = named !== undefined || envKey === undefined || (flagBaseUrl === undefined && envBaseUrl === undefined);
   let profile: Profile | undefined;
   let profileSource: SettingSource | undefined;
+  let profilePath = '';
   if (needStore) {
     const store = await input.profiles();
+    profilePath = store.path;
     if (named !== undefined) {
       profile = store.get(named.name);
       if (profile === undefined) {
@@ -174,14 +180,21 @@ export async function resolveSettings(input: {
             ? [profile.baseUrl, 'profile', `profile "${profile.name}"`]
             : [DEFAULT_BASE_URL, 'default', 'default'];
 
-  const [apiKey, apiKeySource]: [string | undefined, SettingSource | undefined] =
-    profileWins && profile
-      ? [profile.apiKey, 'profile']
-      : envKey !== undefined
-        ? [envKey, 'environment']
-        : profile
-          ? [profile.apiKey, 'profile']
-          : [undefined, undefined];
+  const keyFromProfile = profile !== undefined && (profileWins || envKey === undefined);
+  let [apiKey, apiKeySource]: [string | undefined, SettingSource | undefined] = keyFromProfile ? [profile!.apiKey, 'profile'] : envKey !== undefined ? [envKey, 'environment'] : [undefined, undefined];
+  let apiKeyProblem: CliError | undefined;
+  if (keyFromProfile && profile!.keyStorage !== undefined && profile!.keyStorage !== 'file' && input.profileKey !== undefined) {
+    // A key that cannot be read fails only the commands that need it (checkApiKey), not those that only show settings.
+    try {
+      apiKey = await input.profileKey(profile!);
+    } catch (error) {
+      if (!(error instanceof CliError)) throw error;
+      apiKeyProblem = error;
+    }
+  }
+  // A command line may hold the key itself (`printf %s tpk_...`): shown, it is redacted like the key.
+  const location = apiKeySource === 'environment' ? `environment variable ${ENVIRONMENT_VARIABLES.apiKey}` : keyFromProfile ? input.keyLocation?.(profile!, profilePath) : undefined;
+  const apiKeyLocation = location === undefined ? undefined : keyRedactor(apiKey)(location);
 
   const envSize = fromEnv(env, ENVIRONMENT_VARIABLES.maxResponseSize);
   const maxResponseBytes =
@@ -205,6 +218,8 @@ export async function resolveSettings(input: {
     baseUrlSource,
     apiKey,
     apiKeySource,
+    ...(apiKeyLocation === undefined ? {} : { apiKeyLocation }),
+    ...(apiKeyProblem === undefined ? {} : { apiKeyProblem }),
     maxResponseBytes,
     queryParameters,
     ...profileUploadRules(profile),
@@ -228,6 +243,7 @@ export function describeKeySource(settings: ResolvedSettings): string {
 
 /** Fails before any request when the command needs a key and none usable is configured. */
 export function checkApiKey(settings: ResolvedSettings): void {
+  if (settings.apiKeyProblem !== undefined) throw settings.apiKeyProblem;
   if (settings.apiKey === undefined) {
     throw new MissingCredentialsError('no API key is configured', {
       hint: `Add a profile with \`taxprep profiles add <name>\` (the key is read from a prompt or stdin), or set ${ENVIRONMENT_VARIABLES.apiKey}.`,

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Profile, ProfileStore } from '../types';
+import type { KeyStorage, Profile, ProfileStore } from '../types';
 import { UsageError } from '../errors';
 import { importPackage } from '../lib/importPackage';
 import { appDirectory } from '../lib/paths';
@@ -16,7 +16,10 @@ export const PROFILE_NAME_RULE = 'must be 1-64 letters, digits, "-" or "_", star
  */
 interface StoredProfile {
   base_url: string;
-  api_key: string;
+  /** Absent (a profile from before the credential store) or `file`: the key is `api_key`, in plain text. */
+  api_key_source?: KeyStorage;
+  api_key?: string;
+  api_key_command?: string;
   max_response_size?: string;
   query_parameters?: Record<string, string>;
   upload_max_size?: string;
@@ -69,7 +72,10 @@ export function openProfileStore(env: Env): ProfileStore {
     conf.store = next;
   };
   const toProfile = (name: string, stored: StoredProfile): Profile => {
-    const profile: Profile = { name, baseUrl: stored.base_url, apiKey: stored.api_key };
+    const profile: Profile = { name, baseUrl: stored.base_url };
+    if (stored.api_key_source !== undefined) profile.keyStorage = stored.api_key_source;
+    if (stored.api_key !== undefined) profile.apiKey = stored.api_key;
+    if (stored.api_key_command !== undefined) profile.apiKeyCommand = stored.api_key_command;
     if (stored.max_response_size !== undefined) profile.maxResponseSize = stored.max_response_size;
     if (stored.query_parameters !== undefined) profile.queryParameters = stored.query_parameters;
     if (stored.upload_max_size !== undefined) profile.uploadMaxSize = stored.upload_max_size;
@@ -77,7 +83,10 @@ export function openProfileStore(env: Env): ProfileStore {
     return profile;
   };
   const toStored = (profile: Profile): StoredProfile => {
-    const stored: StoredProfile = { base_url: profile.baseUrl, api_key: profile.apiKey };
+    const stored: StoredProfile = { base_url: profile.baseUrl };
+    if (profile.keyStorage !== undefined) stored.api_key_source = profile.keyStorage;
+    if (profile.keyStorage === undefined || profile.keyStorage === 'file') stored.api_key = profile.apiKey;
+    if (profile.keyStorage === 'command') stored.api_key_command = profile.apiKeyCommand;
     if (profile.maxResponseSize !== undefined) stored.max_response_size = profile.maxResponseSize;
     if (profile.queryParameters !== undefined) stored.query_parameters = profile.queryParameters;
     if (profile.uploadMaxSize !== undefined) stored.upload_max_size = profile.uploadMaxSize;
@@ -99,7 +108,9 @@ export function openProfileStore(env: Env): ProfileStore {
     async save(profile) {
       const current = read();
       const name = checkProfileName(profile.name);
-      const profiles = { ...current.profiles, [name]: { ...current.profiles[name], ...toStored(profile) } };
+      // The other sources' fields go: a key moved into the credential store leaves no copy behind.
+      const { api_key: _key, api_key_command: _command, api_key_source: _source, ...kept } = current.profiles[name] ?? ({} as Partial<StoredProfile>);
+      const profiles = { ...current.profiles, [name]: { ...kept, ...toStored(profile) } };
       await write({ ...current, profiles, default_profile: current.default_profile ?? profile.name });
     },
     async remove(name) {
@@ -133,6 +144,8 @@ function readStoredProfiles(path: string): StoredProfiles {
   });
 }
 
+const KEY_STORAGES: readonly KeyStorage[] = ['credential-store', 'command', 'file'];
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function checkStoredProfiles(value: unknown): StoredProfiles {
@@ -144,7 +157,10 @@ function checkStoredProfiles(value: unknown): StoredProfiles {
     for (const [name, profile] of Object.entries(value.profiles ?? {})) {
       if (!isObject(profile)) problems.push(`profiles.${name}: must be an object`);
       else {
-        for (const field of ['base_url', 'api_key']) if (typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
+        const source = profile.api_key_source ?? 'file';
+        if (!KEY_STORAGES.includes(source as KeyStorage)) problems.push(`profiles.${name}.api_key_source: must be one of ${KEY_STORAGES.join(', ')}`);
+        const required = { file: 'api_key', command: 'api_key_command', 'credential-store': undefined }[source as KeyStorage];
+        for (const field of ['base_url', required]) if (field !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
         for (const field of ['max_response_size', 'upload_max_size']) if (profile[field] !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
         const types = profile.upload_types;
         if (types !== undefined && !(Array.isArray(types) && types.every((type) => typeof type === 'string'))) problems.push(`profiles.${name}.upload_types: must be an array of strings`);

@@ -104,6 +104,7 @@ const ENVIRONMENT_ROWS: ReadonlyArray<[string, string]> = [
   [ENVIRONMENT_VARIABLES.apiKey, 'API key to use (for cron and CI; never pass a key as a flag)'],
   [ENVIRONMENT_VARIABLES.baseUrl, 'service address including /v1beta'],
   [ENVIRONMENT_VARIABLES.profile, 'stored profile to use instead of the default'],
+  ['TAXPREP_API_KEY_COMMAND_TIMEOUT', "how long a profile's --api-key-command may run before it is stopped (exit 3), e.g. 1m (default 30s)"],
   [ENVIRONMENT_VARIABLES.maxResponseSize, 'largest answer taxprep reads, e.g. 16MB (default 8MB; --max-response-size beats it)'],
   [ENVIRONMENT_VARIABLES.queryParameters, 'names of the query parameters the contract does not show (4 filters, deliverables.offset), e.g. projects.status=state,deliverables.offset=skip; `taxprep doctor` finds them'],
   ['HTTPS_PROXY, HTTP_PROXY', 'proxy for https:// and http:// service addresses (lower-case names too)'],

@@ -6,7 +6,8 @@ import { crashPoint } from '../lib/crashPoints';
 import { formatDuration } from '../lib/duration';
 import type { Clock } from '../types';
 import { attemptDelivery, type AttemptOutcome } from './attempt';
-import { inScope, liveSecrets, readHooks, targetOf, updateHooks, type Hook, type Scope } from './store';
+import { inScope, liveSecrets, readHooks, targetOf, updateHooks, withStoredSecrets, type Hook, type Scope } from './store';
+import type { CredentialStore } from '../config/credentialStore';
 
 /** Deliveries in flight at once, over all hooks. */
 export const DELIVERY_CONCURRENCY = 8;
@@ -18,6 +19,8 @@ export interface DelivererOptions {
   clock: Clock;
   /** A notice for the person (stderr): a hook disabled, a delivery given up. */
   note: (message: string) => Promise<void>;
+  /** Where hooks keep secrets outside the file (read at every sweep: a rotation elsewhere shows at once). */
+  credentials: CredentialStore;
   concurrency?: number;
 }
 
@@ -61,7 +64,8 @@ export class Deliverer {
   async sweep(signal: AbortSignal): Promise<SweepResult> {
     const result: SweepResult = { delivered: 0, retried: 0, failed: 0, nextDueMs: undefined };
     for (;;) {
-      const hooks = new Map((await readHooks(this.options.hooksPath)).filter((hook) => hook.enabled && inScope(hook, this.options.scope)).map((hook) => [hook.id, hook]));
+      const enabled = (await readHooks(this.options.hooksPath)).filter((hook) => hook.enabled && inScope(hook, this.options.scope));
+      const hooks = new Map((await withStoredSecrets(enabled, this.options.credentials)).map((hook) => [hook.id, hook]));
       const { due, nextDueMs } = this.dueDeliveries(hooks);
       result.nextDueMs = nextDueMs;
       if (due.length === 0 || signal.aborted) return result;

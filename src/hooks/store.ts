@@ -3,7 +3,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as z from 'zod';
 import { parseJsonDocument } from '../lib/jsonDocument';
-import { UsageError } from '../errors';
+import { MissingCredentialsError, UsageError } from '../errors';
+import { CredentialStoreUnavailable, type CredentialStore } from '../config/credentialStore';
 import { acquireLedgerLock } from '../batch/lock';
 import { writeFileAtomically } from '../lib/files';
 import { appDirectory } from '../lib/paths';
@@ -19,6 +20,10 @@ export const HOOKS_FORMAT = 'taxprep-hooks';
 export const HOOKS_VERSION = 1;
 
 const Secret = z.object({ secret: z.string().startsWith('whsec_'), expires_at: z.string().nullable() });
+const Secrets = z.array(Secret).min(1);
+export type HookSecret = z.infer<typeof Secret>;
+/** `secrets_in: "credential-store"`: the hook's secrets (the list above, as JSON) are an entry of the credential store, not in the file. */
+export const SECRETS_IN_STORE = 'credential-store';
 const HookSchema = z
   .object({
     id: z.string().regex(/^hk_[a-z0-9]+$/),
@@ -35,12 +40,14 @@ const HookSchema = z
     ordered: z.boolean(),
     allow_http: z.boolean(),
     disable_after_ms: z.number().int().positive(),
-    secrets: z.array(Secret).min(1),
+    secrets: Secrets.optional(),
+    secrets_in: z.literal(SECRETS_IN_STORE).optional(),
     enabled: z.boolean(),
     disabled_reason: z.string().nullable(),
     created_at: z.string(),
   })
-  .refine((hook) => (hook.url === undefined) !== (hook.exec === undefined), { message: 'a hook has either url or exec' });
+  .refine((hook) => (hook.url === undefined) !== (hook.exec === undefined), { message: 'a hook has either url or exec' })
+  .refine((hook) => (hook.secrets === undefined) !== (hook.secrets_in === undefined), { message: 'a hook has either secrets or secrets_in' });
 export type Hook = z.infer<typeof HookSchema>;
 const HooksFile = z.object({ format: z.literal(HOOKS_FORMAT), version: z.literal(HOOKS_VERSION), hooks: z.array(HookSchema) });
 
@@ -68,6 +75,41 @@ function damaged(path: string, rule: string): UsageError {
   });
 }
 
+/** The credential store's entry of a hook's secrets, tied to its profile and base URL. */
+export function hookSecretsAccount(hook: Pick<Hook, 'id' | 'profile' | 'base_url'>): string {
+  return `hook:${hook.id}@${hook.profile ?? '-'}@${hook.base_url}`;
+}
+
+/**
+ * Fills in the secrets of hooks whose secrets are in the credential store (read each time: a
+ * rotation in another process shows at once). A store that cannot be read, or has no entry, is
+ * exit 3 naming the hook.
+ */
+export async function withStoredSecrets(hooks: Hook[], credentials: CredentialStore): Promise<Hook[]> {
+  for (const hook of hooks) {
+    if (hook.secrets_in === undefined) continue;
+    let text: string | undefined;
+    try {
+      text = await credentials.get(hookSecretsAccount(hook));
+    } catch (error) {
+      if (!(error instanceof CredentialStoreUnavailable)) throw error;
+      throw new MissingCredentialsError(`the secrets of hook ${hook.id} are in the ${credentials.label}, which cannot be read: ${error.reason}`, { cause: error });
+    }
+    const secrets = text === undefined ? undefined : Secrets.safeParse(JSON.parse(text));
+    if (secrets === undefined || !secrets.success) {
+      throw new MissingCredentialsError(`the ${credentials.label} has no secrets for hook ${hook.id}`, { hint: `Give it a new secret with: taxprep hooks rotate-secret ${hook.id}` });
+    }
+    hook.secrets = secrets.data;
+  }
+  return hooks;
+}
+
+/** The secrets of a hook read with `withStoredSecrets` (or kept in the file). */
+export function secretsOf(hook: Hook): HookSecret[] {
+  if (hook.secrets === undefined) throw new Error(`the secrets of hook ${hook.id} were not read from the credential store`);
+  return hook.secrets;
+}
+
 /** Every hook in the file (of every profile); a missing file has none, a damaged one is refused (exit 2). */
 export async function readHooks(path: string): Promise<Hook[]> {
   let text: string;
@@ -90,7 +132,13 @@ export async function updateHooks<T>(path: string, clock: Clock, change: (hooks:
   try {
     const hooks = await readHooks(path);
     const result = change(hooks);
-    await writeFileAtomically(path, `${JSON.stringify({ format: HOOKS_FORMAT, version: HOOKS_VERSION, hooks }, null, 2)}\n`, { durable: true });
+    // Secrets kept in the credential store never reach the file, even when read for this change.
+    const stored = hooks.map((hook) => {
+      if (hook.secrets_in === undefined) return hook;
+      const { secrets: _read, ...kept } = hook;
+      return kept;
+    });
+    await writeFileAtomically(path, `${JSON.stringify({ format: HOOKS_FORMAT, version: HOOKS_VERSION, hooks: stored }, null, 2)}\n`, { durable: true });
     return result;
   } finally {
     await lock.release();
@@ -111,7 +159,7 @@ export function findHook(hooks: Hook[], scope: Scope, id: string): Hook {
 
 /** Secrets still live at `now`: the current one first, then a rotated one during its overlap. */
 export function liveSecrets(hook: Hook, now: Date): string[] {
-  return hook.secrets.filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => secret.secret);
+  return secretsOf(hook).filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => secret.secret);
 }
 
 export function targetOf(hook: Hook): string {

@@ -32,7 +32,7 @@ export interface WatchHooks {
 }
 
 export async function openWatchHooks(
-  ctx: Pick<Context, 'env' | 'clock'>,
+  ctx: Pick<Context, 'env' | 'clock' | 'credentials'>,
   scope: Scope,
   note: (message: string) => Promise<void>,
   options: { background: boolean; signal: AbortSignal; recordedPass: string | undefined },
@@ -54,7 +54,7 @@ export async function openWatchHooks(
     await watchLock.release();
     throw error;
   }
-  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note });
+  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note, credentials: ctx.credentials() });
   const stop = new AbortController();
   const stopping = AbortSignal.any([stop.signal, options.signal]);
   let wake = new AbortController();

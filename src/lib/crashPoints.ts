@@ -26,6 +26,11 @@ export const CRASH_POINTS = [
   'watch.before-print',
   'watch.after-print',
   'watch.after-commit',
+  // Moving a profile's key into the credential store (src/commands/profiles/secure.ts).
+  'secure.after-store',
+  'secure.after-verify',
+  'secure.after-file',
+  'secure.after-hooks-store',
 ] as const;
 
 export type CrashPointName = (typeof CRASH_POINTS)[number];

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { startupSnapshot } from 'node:v8';
 import loadCliBundle from 'taxprep:cli.cjs';
 import { runCommonJs, runLoaded, setRunFlags, type CliModule } from '../launch';
+import { openExecutableAddon } from '../config/credentialStore';
 
 /**
  * The single executable's main script (built by bin/release.js), run once, when the executable is
@@ -27,6 +28,8 @@ const loaded = new Map<string, unknown>();
 
 function requireInExecutable(id: string): unknown {
   if (isBuiltin(id)) return require(id);
+  // A native addon cannot run from the blob: the credential store's is a file beside the executable.
+  if (id === '@napi-rs/keyring') return openExecutableAddon(process.execPath);
   if (!loaded.has(id)) {
     let source: string;
     try {

@@ -83,13 +83,25 @@ describe('every duration flag refuses a bare number alike, saying the unit', () 
 
 describe('argv -> options', () => {
   it.each<[string[], add.AddProfileOptions]>([
-    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true }],
-    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true }],
-    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true }],
-    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false }],
+    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined }],
+    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true, insecureStorage: false, apiKeyCommand: undefined }],
+    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined }],
+    [['profiles', 'add', 'box', '--insecure-storage'], { name: 'box', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: true, apiKeyCommand: undefined }],
+    [['profiles', 'add', 'op', '--api-key-command', "op read 'op://Partners/taxprep/key'"], { name: 'op', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: "op read 'op://Partners/taxprep/key'" }],
+    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false, insecureStorage: false, apiKeyCommand: undefined }],
   ])('profiles add %j', async (argv, expected) => {
     const { raw, module } = await parse(argv);
     expect(module.parseOptions(raw)).toEqual(expected);
+  });
+
+  it.each([
+    [['--insecure-storage'], /--api-key-command keeps no key to store: it takes no --insecure-storage/],
+    [['--api-key-stdin'], /--api-key-command reads the key from the command: it takes no --api-key-stdin/],
+    [[], /--api-key-command is run without a shell: "\|" would need one/],
+  ])('profiles add --api-key-command refuses %j (exit 2)', async (extra, message) => {
+    const command = extra.length === 0 ? 'op read x | head -1' : 'op read x';
+    const { raw, module } = await parse(['profiles', 'add', 'op', '--api-key-command', command, ...extra]);
+    expect(() => module.parseOptions(raw)).toThrow(message);
   });
 
   it('profiles add has no flag for the key itself', async () => {

@@ -348,7 +348,7 @@ describe('docs sync, more of what it prints', () => {
   });
 
   it("a manifest's file over a profile's upload_max_size is refused before anything is sent, by its line", async () => {
-    await runMain(['profiles', 'add', 'strict', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
+    await runMain(['profiles', 'add', '--insecure-storage', 'strict', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
     const profiles = join(home, '.config', 'taxprep', 'profiles.json');
     const stored = JSON.parse(readFileSync(profiles, 'utf8'));
     stored.profiles.strict.upload_max_size = '1KB';

@@ -88,7 +88,7 @@ describe('--json FIELDS', () => {
 
   it('a command without fields that takes a name keeps the word after --json as that name', async () => {
     const configHome = mkdtempSync(join(tmpdir(), 'taxprep-json-flags-'));
-    expect((await run(['profiles', 'add', 'acme', '--api-key-stdin', '--no-verify'], { configHome, input: `${mock.keys.acme}\n` })).code).toBe(0);
+    expect((await run(['profiles', 'add', '--insecure-storage', 'acme', '--api-key-stdin', '--no-verify'], { configHome, input: `${mock.keys.acme}\n` })).code).toBe(0);
     const result = await run(['profiles', 'show', '--json', 'acme'], { configHome });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ name: 'acme' });

@@ -179,6 +179,7 @@ describe('usage errors: exit 2, a suggestion, JSON with --json', () => {
 describe('profiles and whoami', () => {
   it('add (key from stdin), list, show, use, remove: the key is never printed', async () => {
     const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'taxprep-profiles-')) };
+    const profilesFile = join(env.XDG_CONFIG_HOME, 'taxprep', 'profiles.json');
     const outputs: string[] = [];
     const step = async (argv: string[], stdin?: string) => {
       const result = await run(argv, { env, stdin });
@@ -186,18 +187,18 @@ describe('profiles and whoami', () => {
       return result;
     };
 
-    const added = await step(['profiles', 'add', 'acme', '--base-url', 'https://acme.example/v1beta', '--no-verify'], `${KEY}\n`);
+    const added = await step(['profiles', 'add', '--insecure-storage', 'acme', '--base-url', 'https://acme.example/v1beta', '--no-verify'], `${KEY}\n`);
     expect(added.code).toBe(0);
     expect(added.stderr).toContain('Added profile "acme": https://acme.example/v1beta, key tpk_…0042 (the default profile)');
-    expect((await step(['profiles', 'add', 'staging', '--api-key-stdin', '--json', '--no-verify'], `${KEY}\n`)).stdout).toBe(
-      '{"name":"staging","base_url":"http://127.0.0.1:4010/v1beta","api_key":"tpk_…0042","default":false}\n',
+    expect((await step(['profiles', 'add', '--insecure-storage', 'staging', '--api-key-stdin', '--json', '--no-verify'], `${KEY}\n`)).stdout).toBe(
+      `{"name":"staging","base_url":"http://127.0.0.1:4010/v1beta","api_key":"tpk_…0042","api_key_location":${JSON.stringify(`insecure file ${profilesFile}`)},"default":false}\n`,
     );
 
     const listed = await step(['profiles', 'list', '--json']);
     expect(JSON.parse(listed.stdout)).toEqual({
       profiles: [
-        { name: 'acme', base_url: 'https://acme.example/v1beta', api_key: 'tpk_…0042', default: true },
-        { name: 'staging', base_url: 'http://127.0.0.1:4010/v1beta', api_key: 'tpk_…0042', default: false },
+        { name: 'acme', base_url: 'https://acme.example/v1beta', api_key: 'tpk_…0042', api_key_location: `insecure file ${profilesFile}`, default: true },
+        { name: 'staging', base_url: 'http://127.0.0.1:4010/v1beta', api_key: 'tpk_…0042', api_key_location: `insecure file ${profilesFile}`, default: false },
       ],
     });
     expect((await step(['profiles', 'list'])).stdout).toBe('*\tacme\thttps://acme.example/v1beta\ttpk_…0042\n\tstaging\thttp://127.0.0.1:4010/v1beta\ttpk_…0042\n');
@@ -206,6 +207,7 @@ describe('profiles and whoami', () => {
     const shown = await step(['profiles', 'show']);
     expect(shown.stdout).toMatch(/^Profile: +staging$/m);
     expect(shown.stdout).toMatch(/^API key: +tpk_…0042$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^Key in: +insecure file ${profilesFile}$`, 'm'));
     expect(shown.stdout).toMatch(/^Default: +yes$/m);
 
     const whoami = await step(['whoami', '--json', '--offline']);
@@ -217,6 +219,7 @@ describe('profiles and whoami', () => {
       base_url_source: 'profile',
       api_key: 'tpk_…0042',
       api_key_source: 'profile',
+      api_key_location: `insecure file ${profilesFile}`,
       key_check: null,
     });
     const chosen = await step(['--profile', 'acme', 'whoami', '--offline']);
@@ -235,17 +238,17 @@ describe('profiles and whoami', () => {
   });
 
   it('on a terminal the key is read from a hidden prompt (nothing echoed)', async () => {
-    const result = await run(['profiles', 'add', 'acme', '--no-verify'], { stdin: `${KEY}\r`, tty: true });
+    const result = await run(['profiles', 'add', '--insecure-storage', 'acme', '--no-verify'], { stdin: `${KEY}\r`, tty: true });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^API key for profile "acme" \(input is hidden\): \n/);
     expect(result.stderr + result.stdout).not.toContain(KEY);
   });
 
   it.each([
-    ['a malformed key', ['profiles', 'add', 'acme'], 'no-underscore-here\n', /the API key is not well formed\. API keys have the form <prefix>_<random>/],
-    ['no key at all', ['profiles', 'add', 'acme'], '', /no API key was given/],
-    ['a bad name', ['profiles', 'add', 'a b'], `${KEY}\n`, /profile name "a b" must be 1-64 letters/],
-    ['a base URL with credentials', ['profiles', 'add', 'acme', '--base-url', 'https://u:p@x.example'], `${KEY}\n`, /base URL \(--base-url\) must be an http/],
+    ['a malformed key', ['profiles', 'add', '--insecure-storage', 'acme'], 'no-underscore-here\n', /the API key is not well formed\. API keys have the form <prefix>_<random>/],
+    ['no key at all', ['profiles', 'add', '--insecure-storage', 'acme'], '', /no API key was given/],
+    ['a bad name', ['profiles', 'add', '--insecure-storage', 'a b'], `${KEY}\n`, /profile name "a b" must be 1-64 letters/],
+    ['a base URL with credentials', ['profiles', 'add', '--insecure-storage', 'acme', '--base-url', 'https://u:p@x.example'], `${KEY}\n`, /base URL \(--base-url\) must be an http/],
   ])('refuses %s with exit 2', async (_name, argv, stdin, message) => {
     const result = await run(argv, { stdin });
     expect(result.code).toBe(EXIT.USAGE);
@@ -267,8 +270,8 @@ describe('profiles and whoami', () => {
 
   it('__complete profiles (for the completion scripts) prints the names only, and nothing for a damaged file', async () => {
     const env = { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'taxprep-complete-')) };
-    await run(['profiles', 'add', 'acme', '--no-verify'], { env, stdin: `${KEY}\n` });
-    await run(['profiles', 'add', 'staging', '--no-verify'], { env, stdin: `${KEY}\n` });
+    await run(['profiles', 'add', '--insecure-storage', 'acme', '--no-verify'], { env, stdin: `${KEY}\n` });
+    await run(['profiles', 'add', '--insecure-storage', 'staging', '--no-verify'], { env, stdin: `${KEY}\n` });
     expect(await run(['__complete', 'profiles'], { env })).toEqual({ code: 0, stdout: 'acme\nstaging\n', stderr: '' });
     writeFileSync(join(env.XDG_CONFIG_HOME, 'taxprep', 'profiles.json'), '{"profiles": [');
     expect(await run(['__complete', 'profiles'], { env })).toEqual({ code: 0, stdout: '', stderr: '' });

@@ -30,7 +30,7 @@ describe('a base URL without /v1beta', () => {
   it.each([0, 1])('profiles add refuses it with exit 11, stores nothing, and gives no --no-verify advice (server %i)', async (index) => {
     const [, root, key] = servers()[index]!;
     const home = makeHome();
-    const added = await runCli(['profiles', 'add', 'test2', '--base-url', root, '--api-key-stdin'], { home, input: `${key}\n` });
+    const added = await runCli(['profiles', 'add', '--insecure-storage', 'test2', '--base-url', root, '--api-key-stdin'], { home, input: `${key}\n` });
     expect(added.exitCode).toBe(11);
     expect(added.stderr).toContain('should end in /v1beta');
     expect(added.stderr).toContain(`${root} answered HTTP 404`);

@@ -143,7 +143,7 @@ describe('against the contract minimum', () => {
   it('deliverables list: --account and --type under the service\'s own names, from the profile', async () => {
     const home = makeHome();
     const env = { TAXPREP_API_KEY: '', NO_COLOR: '1' };
-    const add = await runCli(['profiles', 'add', 'real', '--base-url', server.baseUrl()], { home, env, input: `${MINIMAL_KEY}\n` });
+    const add = await runCli(['profiles', 'add', '--insecure-storage', 'real', '--base-url', server.baseUrl()], { home, env, input: `${MINIMAL_KEY}\n` });
     expect(add.exitCode).toBe(0);
     writeFileSync(
       join(home, '.config', 'taxprep', 'profiles.json'),
@@ -200,7 +200,7 @@ describe('a wrong base URL (a foreign 404 or HTML)', () => {
   });
 
   it('profiles add warns about a base URL without /v1beta', async () => {
-    const result = await runCli(['profiles', 'add', 'wrong', '--base-url', server.origin, '--no-verify'], { input: `${MINIMAL_KEY}\n` });
+    const result = await runCli(['profiles', 'add', '--insecure-storage', 'wrong', '--base-url', server.origin, '--no-verify'], { input: `${MINIMAL_KEY}\n` });
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toMatch(/^warning: the base URL http:\/\/127\.0\.0\.1:\d+ does not end in \/v1beta/m);
   });

@@ -134,7 +134,7 @@ describe("the cron recipe of docs/cron.md, run as cron runs it", () => {
   }
 
   it('is quiet while all is well, adds nothing for fresh clients, keeps the links private and mails what failed', async () => {
-    await runCli(['profiles', 'add', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
+    await runCli(['profiles', 'add', '--insecure-storage', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
     const clients = join(home, 'clients.csv');
     writeFileSync(clients, `account_id\n${FIRST_ACCOUNT_ID}\n${FIRST_ACCOUNT_ID + 1}\n`);
     const script = join(home, 'taxprep-renew');

@@ -322,7 +322,7 @@ describe("the nightly sync recipe of docs/cron.md, run as cron runs it", () => {
   }
 
   it('uploads the new files once, is quiet while all is well, logs each night and mails a conflict', async () => {
-    await runCli(['profiles', 'add', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
+    await runCli(['profiles', 'add', '--insecure-storage', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${BATCH_KEYS.acme}\n` });
     put({ [`${A}/2025/w2.pdf`]: 'w2', [`${B}/2024/k1.pdf`]: 'k1', [`${A}/2025/drafts/todo.txt`]: 'later' });
     const script = join(home, 'taxprep-sync');
     writeFileSync(script, recipe(dir), { mode: 0o755 });

@@ -38,7 +38,7 @@ const env = { TAXPREP_API_KEY: '', NO_COLOR: '1' };
 /** A fresh HOME with one profile, added (and so checked) as a user adds it. */
 async function homeWithProfile(baseUrl: string, key: string): Promise<string> {
   const home = makeHome();
-  const added = await runCli(['profiles', 'add', 'work', '--base-url', baseUrl], { home, env, input: `${key}\n` });
+  const added = await runCli(['profiles', 'add', '--insecure-storage', 'work', '--base-url', baseUrl], { home, env, input: `${key}\n` });
   expect(added.exitCode).toBe(0);
   return home;
 }
@@ -173,12 +173,12 @@ describe('profiles add checks the key before storing it', () => {
     const home = await homeWithProfile(mock.baseUrl, DEMO_API_KEYS.acme);
     const mistyped = 'tpk_mockAcmeLiveKey0000000000009';
     registerSecret(mistyped);
-    const refused = await runCli(['profiles', 'add', 'work'], { home, env, input: `${mistyped}\n` });
+    const refused = await runCli(['profiles', 'add', '--insecure-storage', 'work'], { home, env, input: `${mistyped}\n` });
     expect(refused.exitCode).toBe(3);
     expect(refused.stderr).toContain('error: the service refused the key tpk_…0009 (GET /deliverables?limit=1: HTTP 401 INVALID_API_KEY); profile "work" keeps its key tpk_…0001');
     expect(JSON.parse(readFileSync(join(home, '.config', 'taxprep', 'profiles.json'), 'utf8')).profiles.work.api_key).toBe(DEMO_API_KEYS.acme);
 
-    const replaced = await runCli(['profiles', 'add', 'work'], { home, env, input: `${DEMO_API_KEYS.readOnly}\n` });
+    const replaced = await runCli(['profiles', 'add', '--insecure-storage', 'work'], { home, env, input: `${DEMO_API_KEYS.readOnly}\n` });
     expect(replaced.exitCode).toBe(0);
     expect(replaced.stderr).toContain('Replaced profile "work": ' + mock.baseUrl + ', key tpk_…0004 (was tpk_…0001) (the default profile), accepted by the service.');
   });
@@ -187,11 +187,11 @@ describe('profiles add checks the key before storing it', () => {
     const port = await closedPort();
     const home = makeHome();
     const baseUrl = `http://127.0.0.1:${port}/v1beta`;
-    const unreachable = await runCli(['profiles', 'add', 'work', '--base-url', baseUrl], { home, env, input: `${DEMO_API_KEYS.acme}\n` });
+    const unreachable = await runCli(['profiles', 'add', '--insecure-storage', 'work', '--base-url', baseUrl], { home, env, input: `${DEMO_API_KEYS.acme}\n` });
     expect(unreachable.exitCode).toBe(7);
     expect(unreachable.stderr).toContain('To store the key without checking it, add --no-verify.');
     expect((await runCli(['profiles', 'list'], { home, env })).stdout).toBe('');
-    const offline = await runCli(['profiles', 'add', 'work', '--base-url', baseUrl, '--no-verify'], { home, env, input: `${DEMO_API_KEYS.acme}\n` });
+    const offline = await runCli(['profiles', 'add', '--insecure-storage', 'work', '--base-url', baseUrl, '--no-verify'], { home, env, input: `${DEMO_API_KEYS.acme}\n` });
     expect(offline.exitCode).toBe(0);
     expect(offline.stderr).toContain('not checked (--no-verify)');
   });

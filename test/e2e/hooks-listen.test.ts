@@ -172,7 +172,7 @@ describe('hooks listen', () => {
   it('verifies taxprep\'s own delivery of a rotated hook (two signatures) knowing either secret alone', async () => {
     const env = { TAXPREP_BASE_URL: BASE_URL };
     const port = await freePort();
-    const added = JSON.parse((await runCli(['hooks', 'add', `http://127.0.0.1:${port}/`, '--json'], { home, env })).stdout) as { id: string; secret: string };
+    const added = JSON.parse((await runCli(['hooks', 'add', '--insecure-storage', `http://127.0.0.1:${port}/`, '--json'], { home, env })).stdout) as { id: string; secret: string };
     expect((await runCli(['hooks', 'rotate-secret', added.id], { home, env })).exitCode).toBe(0);
     const next = (await runCli(['hooks', 'show', added.id, '--secret'], { home, env })).stdout.trim();
     expect(next).toMatch(/^whsec_/);

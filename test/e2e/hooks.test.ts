@@ -84,7 +84,7 @@ async function receiver(answer: (request: IncomingMessage, count: number) => { s
 }
 
 async function addHook(args: string[]): Promise<{ id: string; secret: string }> {
-  const result = await taxprep(['hooks', 'add', ...args, '--retry-schedule', '100ms,200ms,300ms,400ms,500ms,500ms,500ms,500ms', '--timeout', '1s', '--json']);
+  const result = await taxprep(['hooks', 'add', '--insecure-storage', ...args, '--retry-schedule', '100ms,200ms,300ms,400ms,500ms,500ms,500ms,500ms', '--timeout', '1s', '--json']);
   expect(result.exitCode, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as { id: string; secret: string };
 }
@@ -102,7 +102,7 @@ function expectOneBodyPerId(received: Received[]): void {
 
 describe('hooks add and the hooks file', () => {
   it('stores hooks 0600, prints the secret once, redacts headers and secrets everywhere else', async () => {
-    const added = await taxprep(['hooks', 'add', 'https://crm.example.com/in', '--header', 'Authorization: Bearer very-secret-token', '--events', 'deliverable.*', '--json']);
+    const added = await taxprep(['hooks', 'add', '--insecure-storage', 'https://crm.example.com/in', '--header', 'Authorization: Bearer very-secret-token', '--events', 'deliverable.*', '--json']);
     expect(added.exitCode).toBe(0);
     const hook = JSON.parse(added.stdout);
     expect(hook).toMatchObject({ url: 'https://crm.example.com/in', events: ['deliverable.*'], format: 'standard', headers: ['Authorization: …oken'] });
@@ -119,16 +119,16 @@ describe('hooks add and the hooks file', () => {
   });
 
   it('refuses bad input with exit 2, naming the thing and the rule, and changes nothing on disk', async () => {
-    await taxprep(['hooks', 'add', 'https://crm.example.com/in']);
+    await taxprep(['hooks', 'add', '--insecure-storage', 'https://crm.example.com/in']);
     const hooksFile = join(home, '.config', 'taxprep', 'hooks.json');
     const before = readFileSync(hooksFile, 'utf8');
     const cases: Array<[string[], string]> = [
       [['hooks', 'show', 'hk_000000000000'], 'unknown hook hk_000000000000'],
       [['hooks', 'remove', 'hk_000000000000'], 'unknown hook hk_000000000000'],
-      [['hooks', 'add', 'not a url'], '"not a url" is not a URL'],
-      [['hooks', 'add', 'http://crm.example.com/in'], 'plain http is refused to any host but loopback'],
-      [['hooks', 'add', 'https://crm.example.com/in', '--header', 'NoColonHere'], 'must be "Name: value"'],
-      [['hooks', 'add', 'https://crm.example.com/in', '--events', 'deliverables.*'], '--events: "deliverables.*" matches no event name'],
+      [['hooks', 'add', '--insecure-storage', 'not a url'], '"not a url" is not a URL'],
+      [['hooks', 'add', '--insecure-storage', 'http://crm.example.com/in'], 'plain http is refused to any host but loopback'],
+      [['hooks', 'add', '--insecure-storage', 'https://crm.example.com/in', '--header', 'NoColonHere'], 'must be "Name: value"'],
+      [['hooks', 'add', '--insecure-storage', 'https://crm.example.com/in', '--events', 'deliverables.*'], '--events: "deliverables.*" matches no event name'],
     ];
     for (const [args, message] of cases) {
       const result = await taxprep(args);

@@ -21,7 +21,7 @@ beforeAll(async () => {
   mock = await startServeMock();
   for (const key of Object.values(mock.keys)) registerSecret(key);
   home = makeHome();
-  const added = await runCli(['profiles', 'add', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${mock.keys['Acme production key']}\n` });
+  const added = await runCli(['profiles', 'add', '--insecure-storage', 'cron', '--base-url', mock.baseUrl, '--api-key-stdin'], { home, input: `${mock.keys['Acme production key']}\n` });
   expect(added.exitCode).toBe(0);
 });
 afterAll(async () => {

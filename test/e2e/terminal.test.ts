@@ -68,7 +68,7 @@ describe('deliverables get with a deliverable id', () => {
 describe('Ctrl-C at the hidden key prompt', () => {
   it('finishes the prompt line, saves nothing and exits 130', async () => {
     const home = makeHome();
-    const { child, result: ended } = startScanned('script', ['-qfec', cliCommandLine(['profiles', 'add', 'work']), '/dev/null'], {
+    const { child, result: ended } = startScanned('script', ['-qfec', cliCommandLine(['profiles', 'add', '--insecure-storage', 'work']), '/dev/null'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: `${home}/.config` },
       extendEnv: false,
       stdin: 'pipe',

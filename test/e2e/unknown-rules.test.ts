@@ -157,7 +157,7 @@ describe('a strict service: 10 MB', () => {
     const own = makeHome();
     const run = (args: string[]) => runCli(args, { home: own, env: { NO_COLOR: '1' } });
     const config = join(own, '.config', 'taxprep');
-    await runCli(['profiles', 'add', 'strict', '--base-url', server.baseUrl()], { home: own, input: `${MINIMAL_KEY}\n` });
+    await runCli(['profiles', 'add', '--insecure-storage', 'strict', '--base-url', server.baseUrl()], { home: own, input: `${MINIMAL_KEY}\n` });
     const stored = JSON.parse((await import('node:fs')).readFileSync(join(config, 'profiles.json'), 'utf8'));
     stored.profiles.strict.upload_max_size = '5MB';
     writeFileSync(join(config, 'profiles.json'), JSON.stringify(stored));

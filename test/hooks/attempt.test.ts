@@ -64,7 +64,7 @@ const body = JSON.stringify({ type: 'project.progress', timestamp: seenAt, data:
 function attempt(hook: Hook, now = new Date()) {
   const agent = new Agent();
   agents.push(agent);
-  return attemptDelivery(hook, event, body, hook.secrets.map((secret) => secret.secret), now, () => Promise.resolve(agent));
+  return attemptDelivery(hook, event, body, hook.secrets!.map((secret) => secret.secret), now, () => Promise.resolve(agent));
 }
 
 describe('an HTTP attempt', () => {
@@ -83,7 +83,7 @@ describe('an HTTP attempt', () => {
       expect(request.path).toBe('/hook?from=test');
       expect(request.body).toBe(body);
       expect(request.headers).toMatchObject({ 'content-type': 'application/json', 'user-agent': 'taxprep-webhooks', 'x-partner': 'acme', 'webhook-id': 'msg_attempt1' });
-      expect(() => new Webhook(hook.secrets[0]!.secret).verify(request.body, request.headers as Record<string, string>)).not.toThrow();
+      expect(() => new Webhook(hook.secrets![0]!.secret).verify(request.body, request.headers as Record<string, string>)).not.toThrow();
     }
   });
 

@@ -9,7 +9,7 @@ import type { RawInvocation } from '../types';
 import { countedApi, REQUEST_BUDGET } from './budget';
 import { CHECK_GROUPS, exitCodeOf, ok, skip, warn, type Check, type CheckGroup, type CheckStatus } from './checks';
 import { hookChecks } from './hooks';
-import { baseUrlChecks, codeCacheCheck, keyConfigured, ledgerDirectoryCheck, profileFileCheck } from './local';
+import { baseUrlChecks, codeCacheCheck, keyConfigured, ledgerDirectoryCheck, plainTextKeyChecks, profileFileCheck } from './local';
 import { findNames, type NameFinding } from './names';
 import { knownRuleChecks, namesInEffect } from './rules';
 import { clockCheck, healthChecks, keyChecks, permissionChecks, quotaCheck } from './service';
@@ -133,7 +133,7 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
     }
   }
   checks.push(...knownRuleChecks(settings, learned, learnedStore.path));
-  checks.push(profileFileCheck(store.path, settings), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
+  checks.push(profileFileCheck(store.path, settings), ...plainTextKeyChecks(store.list(), store.path), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
   checks.push(...(await hookChecks(ctx, settings)));
   checks.sort((a, b) => GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group));
 

@@ -5,7 +5,7 @@ import { BASE_PATH } from '../../contract/version';
 import { describeKeySource, ENVIRONMENT_VARIABLES } from '../../config/settings';
 import { EXIT } from '../../errors';
 import { appDirectory } from '../../lib/paths';
-import type { ResolvedSettings } from '../../types';
+import type { Profile, ResolvedSettings } from '../../types';
 import { defaultLedgerPath } from '../../batch/ledgers/loginLinks';
 import { fail, ok, warn, type Check } from './checks';
 import { isLoopback, proxyInEffect } from './proxy';
@@ -32,13 +32,26 @@ export function baseUrlChecks(settings: ResolvedSettings, env: Env): Check[] {
 
 /** The key as configured: present and shaped like a key (the service is asked later). */
 export function keyConfigured(settings: ResolvedSettings): Check {
+  if (settings.apiKeyProblem !== undefined) return fail('key', 'configured', settings.apiKeyProblem.message, settings.apiKeyProblem.hint ?? '', EXIT.AUTH);
   if (settings.apiKey === undefined) {
     return fail('key', 'configured', 'no API key is configured', `Add a profile with \`taxprep profiles add <name>\` (the key is read from a prompt or stdin), or set ${ENVIRONMENT_VARIABLES.apiKey}.`, EXIT.AUTH);
   }
   if (!hasApiKeyShape(settings.apiKey)) {
     return fail('key', 'configured', `the key from ${describeKeySource(settings)} is not well formed (<prefix>_<random>)`, 'Store the key exactly as the service operator gave it: taxprep profiles add <name>', EXIT.AUTH);
   }
-  return ok('key', 'configured', `${redactApiKey(settings.apiKey)} (from ${describeKeySource(settings)})`);
+  return ok('key', 'configured', `${redactApiKey(settings.apiKey)} (from ${describeKeySource(settings)}${settings.apiKeyLocation === undefined ? '' : `, in ${settings.apiKeyLocation}`})`);
+}
+
+/**
+ * Profiles from before the credential store, whose key is in plain text in the profile file: each a
+ * warning naming the command that moves it. A key put there with --insecure-storage was a choice.
+ */
+export function plainTextKeyChecks(profiles: Profile[], path: string): Check[] {
+  return profiles
+    .filter((profile) => profile.keyStorage === undefined)
+    .map((profile) =>
+      warn('local', `key of profile "${profile.name}"`, `in plain text in ${path}`, `Move it into the credential store: taxprep profiles secure ${profile.name} (or keep it there on purpose: taxprep profiles add ${profile.name} --insecure-storage).`),
+    );
 }
 
 /** The profile file holds keys: it must be the user's alone. */

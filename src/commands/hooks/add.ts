@@ -3,10 +3,11 @@ import { durationRule, formatDuration, parseDuration } from '../../lib/duration'
 import { createOutput } from '../../output';
 import { EVENT_NAMES, parseEventPatterns } from '../../hooks/events';
 import { generateSecret } from '../../hooks/sign';
-import { newHookId, updateHooks, type Hook } from '../../hooks/store';
+import { hookSecretsAccount, newHookId, SECRETS_IN_STORE, secretsOf, updateHooks, type Hook } from '../../hooks/store';
+import { CredentialStoreUnavailable } from '../../config/credentialStore';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookView, hooksScope } from './view';
+import { hookView, hooksScope, secretsLocation } from './view';
 
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 export const DEFAULT_HOOK_TIMEOUT = '15s';
@@ -24,6 +25,8 @@ export interface AddHookOptions {
   ordered: boolean;
   allowHttp: boolean;
   disableAfterMs: number;
+  /** `--insecure-storage`: the secret in hooks.json (0600) instead of the credential store. */
+  insecureStorage: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -96,7 +99,32 @@ export function parseOptions(raw: RawInvocation): AddHookOptions {
     ordered: flags.ordered === true,
     allowHttp,
     disableAfterMs: duration('--disable-after', text(flags.disableAfter) ?? DEFAULT_DISABLE_AFTER),
+    insecureStorage: flags.insecureStorage === true,
   };
+}
+
+/**
+ * The secret goes where the profile's key went: into the credential store, unless asked for the
+ * file here or when the profile's key was put in the file on purpose (--insecure-storage).
+ */
+async function secretsInFile(ctx: Context, options: AddHookOptions, profile: string | null): Promise<boolean> {
+  if (options.insecureStorage) return true;
+  return profile !== null && (await ctx.profiles()).get(profile)?.keyStorage === 'file';
+}
+
+/** The new hook's secrets into the credential store, before the file names the hook; no store: nothing is added (exit 2). */
+async function keepSecretsInStore(ctx: Context, hook: Hook): Promise<void> {
+  const credentials = ctx.credentials();
+  try {
+    await credentials.set(hookSecretsAccount(hook), JSON.stringify(hook.secrets));
+  } catch (error) {
+    if (!(error instanceof CredentialStoreUnavailable)) throw error;
+    throw new UsageError(`cannot keep the secret of a new hook in the ${credentials.label}: ${error.reason}; no hook was added`, {
+      details: { key_storage: [error.reason] },
+      hint: 'Keep it in the hooks file instead (0600): add --insecure-storage. See docs/secrets.md.',
+      cause: error,
+    });
+  }
 }
 
 /** `taxprep hooks add`: stores a hook (0600) with a new secret, printed this once. */
@@ -122,9 +150,13 @@ export async function run(ctx: Context, options: AddHookOptions): Promise<number
     disabled_reason: null,
     created_at: now.toISOString(),
   };
+  if (!(await secretsInFile(ctx, options, scope.profile))) {
+    await keepSecretsInStore(ctx, hook);
+    hook.secrets_in = SECRETS_IN_STORE;
+  }
   await updateHooks(hooksPath, ctx.clock, (hooks) => hooks.push(hook));
   const out = createOutput(ctx);
-  const secret = hook.secrets[0]!.secret;
+  const secret = secretsOf(hook)[0]!.secret;
   if (ctx.globals.json) {
     await out.json({ ...hookView(hook, now), secret });
   } else {
@@ -142,7 +174,7 @@ export async function run(ctx: Context, options: AddHookOptions): Promise<number
         ],
       },
     ]);
-    await out.note(`The secret is shown this once (taxprep hooks show ${hook.id} --secret prints it again). Events: ${EVENT_NAMES.join(', ')}.`);
+    await out.note(`The secret is shown this once (taxprep hooks show ${hook.id} --secret prints it again); kept in ${secretsLocation(ctx, hook, hooksPath)}. Events: ${EVENT_NAMES.join(', ')}.`);
   }
   return 0;
 }

@@ -27,6 +27,7 @@ export const hooks: CommandSpec = {
         { flag: '--ordered', help: 'one delivery at a time, in the order the changes were found' },
         { flag: '--allow-http', help: 'allow plain http to a host other than loopback' },
         { flag: '--disable-after <duration>', help: 'disable a hook whose every delivery failed this long', default: '5d' },
+        { flag: '--insecure-storage', help: 'keep the secret in hooks.json (0600), not in the credential store' },
       ],
       examples: [
         'taxprep hooks add https://crm.example.com/taxprep --events "deliverable.*"',
@@ -38,8 +39,10 @@ export const hooks: CommandSpec = {
         'Every POST carries webhook-id (one per change, the same on every attempt), webhook-timestamp and\n' +
         'webhook-signature (v1, HMAC-SHA256 with the secret; two while a rotation overlaps). 2xx is\n' +
         'delivered; 410 disables the hook; 429 and 503 wait at least Retry-After; anything else is retried.\n' +
-        'Hooks belong to the profile and base URL in use. Guide: docs/webhooks.md.',
-      exitCodes: HOOKS_FILE,
+        'Hooks belong to the profile and base URL in use. Guide: docs/webhooks.md.\n' +
+        "The secret is kept in the system's credential store (as the profile's key is: docs/secrets.md), or in\n" +
+        'hooks.json with --insecure-storage or for a profile added with --insecure-storage. No store: exit 2.',
+      exitCodes: [...HOOKS_FILE!, ['USAGE', 'bad flags, or no credential store answers: no hook was added']],
       load: () => import('./add'),
     },
     {

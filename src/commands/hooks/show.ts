@@ -3,7 +3,7 @@ import { liveSecrets, findHook } from '../../hooks/store';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookIdArgument, hookView, scopedHooks } from './view';
+import { hookIdArgument, hookView, scopedHooks, secretsLocation } from './view';
 
 export interface ShowHookOptions {
   id: string;
@@ -16,7 +16,7 @@ export function parseOptions(raw: RawInvocation): ShowHookOptions {
 
 /** `taxprep hooks show`: a hook, redacted; `--secret` prints only its secret(s), one a line, for a pipe. */
 export async function run(ctx: Context, options: ShowHookOptions): Promise<number> {
-  const { scope, hooks } = await scopedHooks(ctx);
+  const { scope, hooks, hooksPath } = await scopedHooks(ctx);
   const hook = findHook(hooks, scope, options.id);
   const now = ctx.clock.now();
   const out = createOutput(ctx);
@@ -25,7 +25,7 @@ export async function run(ctx: Context, options: ShowHookOptions): Promise<numbe
     ctx.io.stdout.write(`${liveSecrets(hook, now).join('\n')}\n`);
     return 0;
   }
-  const view = hookView(hook, now);
+  const view = { ...hookView(hook, now), secrets_location: secretsLocation(ctx, hook, hooksPath) };
   if (ctx.globals.json) {
     await out.json(view);
     return 0;
@@ -45,6 +45,7 @@ export async function run(ctx: Context, options: ShowHookOptions): Promise<numbe
         ['Ordered', view.ordered ? 'yes' : 'no'],
         ['Disable after', view.disable_after],
         ['Secrets', view.secrets.map((secret) => (secret.expires_at === null ? secret.secret : `${secret.secret} (until ${secret.expires_at})`)).join(', ')],
+        ['Secrets in', view.secrets_location],
         ['Created', view.created_at],
       ],
     },

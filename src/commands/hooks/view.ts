@@ -5,7 +5,7 @@ import { applyRequests, describeWatch, requestWaiting, removeRequest, runningWat
 import type { LockOwner } from '../../lib/fileLock';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
 import { redactSecret } from '../../hooks/sign';
-import { defaultHooksPath, findHook, inScope, readHooks, targetOf, updateHooks, type Hook, type Scope } from '../../hooks/store';
+import { defaultHooksPath, findHook, inScope, readHooks, secretsOf, targetOf, updateHooks, withStoredSecrets, type Hook, type Scope } from '../../hooks/store';
 import type { Context } from '../../types';
 
 /** The profile and base URL a hooks command works in, and where the hooks file is. */
@@ -16,7 +16,8 @@ export async function hooksScope(ctx: Context): Promise<{ scope: Scope; hooksPat
 
 export async function scopedHooks(ctx: Context): Promise<{ scope: Scope; hooksPath: string; hooks: Hook[] }> {
   const { scope, hooksPath } = await hooksScope(ctx);
-  return { scope, hooksPath, hooks: (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope)) };
+  const hooks = (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope));
+  return { scope, hooksPath, hooks: await withStoredSecrets(hooks, ctx.credentials()) };
 }
 
 /** A hook as every output shows it: headers' values and secrets redacted. */
@@ -36,7 +37,7 @@ export function hookView(hook: Hook, now: Date) {
     disable_after: formatDuration(hook.disable_after_ms),
     enabled: hook.enabled,
     disabled_reason: hook.disabled_reason,
-    secrets: hook.secrets.filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => ({ secret: redactSecret(secret.secret), expires_at: secret.expires_at })),
+    secrets: secretsOf(hook).filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => ({ secret: redactSecret(secret.secret), expires_at: secret.expires_at })),
     profile: hook.profile,
     base_url: hook.base_url,
     created_at: hook.created_at,
@@ -152,4 +153,9 @@ export async function handOver(ctx: Context, scope: Scope, request: HooksRequest
       throw new InterruptedError(`interrupted: ${describeWatch(watch)} and has not taken the request yet; it stays in the outbox's inbox, and the watch (or the next run to open the outbox) applies it`);
     }
   }
+}
+
+/** Where a hook's secrets live, in words. */
+export function secretsLocation(ctx: Context, hook: Hook, hooksPath: string): string {
+  return hook.secrets_in === undefined ? `insecure file ${hooksPath}` : ctx.credentials().label;
 }

@@ -1,13 +1,16 @@
-import { redactApiKey } from '../../contract/apiKeys';
-import type { Context } from '../../types';
-import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL } from '../../config/settings';
+import { keyRedactor, redactApiKey } from '../../contract/apiKeys';
+import type { Context, KeyStorage, Profile } from '../../types';
+import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL, ENVIRONMENT_VARIABLES } from '../../config/settings';
+import { CredentialStoreUnavailable, profileKeyAccount } from '../../config/credentialStore';
+import { runKeyCommand, splitCommandLine } from '../../config/keyCommand';
+import { readProfileKey } from '../../config/profileKey';
 import { CliError, NetworkError, NotTheApiError, UsageError, type ExitCode } from '../../errors';
 import { notTheApiWith } from '../../api/errors';
 import { BASE_PATH } from '../../contract/version';
 import { checkKey, type KeyCheck } from '../../api/keyCheck';
 import { createOutput } from '../../output';
 import type { RawInvocation } from '../types';
-import { parseNameArgument, profileView } from './view';
+import { keyLocation, parseNameArgument, profileView } from './view';
 
 export interface AddProfileOptions {
   name: string;
@@ -16,6 +19,10 @@ export interface AddProfileOptions {
   makeDefault: boolean;
   /** Ask the service whether it accepts the key before storing it (`--no-verify`: offline use). */
   verify: boolean;
+  /** `--insecure-storage`: the key in the profile file (0600) instead of the credential store. */
+  insecureStorage: boolean;
+  /** `--api-key-command`: the key is this command's standard output, read when needed. */
+  apiKeyCommand: string | undefined;
 }
 
 export function parseOptions(raw: RawInvocation): AddProfileOptions {
@@ -26,35 +33,95 @@ export function parseOptions(raw: RawInvocation): AddProfileOptions {
     apiKeyFromStdin: raw.flags.apiKeyStdin === true,
     makeDefault: raw.flags.default === true,
     verify: raw.flags.verify !== false,
+    ...keyStorageFlags(raw),
   };
+}
+
+function keyStorageFlags(raw: RawInvocation): Pick<AddProfileOptions, 'insecureStorage' | 'apiKeyCommand'> {
+  const insecureStorage = raw.flags.insecureStorage === true;
+  const apiKeyCommand = typeof raw.flags.apiKeyCommand === 'string' ? raw.flags.apiKeyCommand : undefined;
+  if (apiKeyCommand !== undefined) {
+    if (insecureStorage) throw new UsageError('--api-key-command keeps no key to store: it takes no --insecure-storage', { details: { '--insecure-storage': ['not with --api-key-command'] } });
+    if (raw.flags.apiKeyStdin === true) throw new UsageError('--api-key-command reads the key from the command: it takes no --api-key-stdin', { details: { '--api-key-stdin': ['not with --api-key-command'] } });
+    splitCommandLine(apiKeyCommand);
+  }
+  return { insecureStorage, apiKeyCommand };
 }
 
 export async function run(ctx: Context, options: AddProfileOptions): Promise<number> {
   const store = await ctx.profiles();
   const existing = store.get(options.name);
-  const apiKey = checkNewApiKey(await readKey(ctx, options));
   const baseUrl = options.baseUrl ?? existing?.baseUrl ?? DEFAULT_BASE_URL;
-  if (options.verify) await verifyKey(ctx, options.name, baseUrl, apiKey, existing?.apiKey);
+  const apiKey = checkNewApiKey(options.apiKeyCommand === undefined ? await readKey(ctx, options) : await runKeyCommand(options.name, options.apiKeyCommand, ctx.env));
+  const oldKey = existing === undefined ? undefined : await existingKey(ctx, existing);
+  if (options.verify) await verifyKey(ctx, options.name, baseUrl, apiKey, oldKey);
+  const keyStorage: KeyStorage = options.apiKeyCommand !== undefined ? 'command' : options.insecureStorage ? 'file' : 'credential-store';
+  if (keyStorage === 'credential-store') await keepInCredentialStore(ctx, options.name, baseUrl, apiKey);
   // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
-  await store.save({ ...existing, name: options.name, baseUrl, apiKey });
+  const { apiKey: _old, apiKeyCommand: _oldCommand, ...settings } = existing ?? {};
+  const profile: Profile = { ...settings, name: options.name, baseUrl, keyStorage };
+  if (keyStorage === 'file') profile.apiKey = apiKey;
+  if (keyStorage === 'command') profile.apiKeyCommand = options.apiKeyCommand;
+  await store.save(profile);
+  // The old entry of the store goes only now that the file no longer refers to it.
+  if (existing?.keyStorage === 'credential-store' && (keyStorage !== 'credential-store' || existing.baseUrl !== baseUrl)) {
+    try {
+      await ctx.credentials().delete(profileKeyAccount(existing.name, existing.baseUrl));
+    } catch (error) {
+      if (!(error instanceof CredentialStoreUnavailable)) throw error;
+    }
+  }
   if (options.makeDefault) await store.setDefault(options.name);
 
   const out = createOutput(ctx);
   const versionWarning = baseUrlVersionWarning(baseUrl);
   if (versionWarning !== undefined) await out.note(versionWarning);
-  const view = profileView({ name: options.name, baseUrl, apiKey }, store.defaultName());
+  const view = profileView(profile, store.defaultName(), keyRedactor(apiKey)(keyLocation(ctx, store, profile)), apiKey);
   if (ctx.globals.json) {
     await out.json(view);
   } else {
     await out.note(
-      `${existing ? 'Replaced' : 'Added'} profile "${view.name}": ${view.base_url}, key ${describeKeyChange(apiKey, existing?.apiKey)}` +
-        `${view.default ? ' (the default profile)' : ''}${options.verify ? ', accepted by the service' : ', not checked (--no-verify)'}. Stored in ${store.path}.`,
+      `${existing ? 'Replaced' : 'Added'} profile "${view.name}": ${view.base_url}, key ${describeKeyChange(apiKey, oldKey)}` +
+        `${view.default ? ' (the default profile)' : ''}${options.verify ? ', accepted by the service' : ', not checked (--no-verify)'}. ` +
+        `${keyStorage === 'command' ? 'The key is read from' : 'Key in'} ${view.api_key_location}; profile in ${store.path}.`,
     );
     if (options.baseUrl === undefined && existing === undefined) {
       await out.note(`The base URL is the local mock's; give --base-url for the service.`);
     }
   }
   return 0;
+}
+
+/**
+ * The key goes into the system's credential store. Where none answers, nothing is stored and the
+ * user is told why and the two ways on: nothing silently falls back to the file.
+ */
+async function keepInCredentialStore(ctx: Context, name: string, baseUrl: string, apiKey: string): Promise<void> {
+  const credentials = ctx.credentials();
+  try {
+    await credentials.set(profileKeyAccount(name, baseUrl), apiKey);
+  } catch (error) {
+    if (!(error instanceof CredentialStoreUnavailable)) throw error;
+    throw new UsageError(`cannot keep the key of profile "${name}" in the ${credentials.label}: ${error.reason}; nothing was stored`, {
+      details: { key_storage: [error.reason] },
+      hint:
+        `Keep it in the profile file instead (plain text, mode 0600): add --insecure-storage. Or let a password manager hand it over: --api-key-command 'op read op://...'. ` +
+        `For scripts and CI, ${ENVIRONMENT_VARIABLES.apiKey} needs no profile. See docs/secrets.md.`,
+      cause: error,
+    });
+  }
+}
+
+/** The key a replaced profile had, for the message (a locked store or a failing command: unknown, not an error). */
+async function existingKey(ctx: Context, existing: Profile): Promise<string | undefined> {
+  if (existing.keyStorage === undefined || existing.keyStorage === 'file') return existing.apiKey;
+  if (existing.keyStorage === 'command') return undefined;
+  try {
+    return await readProfileKey(existing, { env: ctx.env, credentials: ctx.credentials });
+  } catch (error) {
+    if (error instanceof CliError) return undefined;
+    throw error;
+  }
 }
 
 /**

@@ -16,18 +16,33 @@ export const profiles: CommandSpec = {
         { flag: '--api-key-stdin', help: 'read the key from stdin (the default when stdin is not a terminal)' },
         { flag: '--default', help: 'make it the default profile (the first profile always is)' },
         { flag: '--no-verify', help: 'store the key without asking the service whether it accepts it (offline use)' },
+        { flag: '--insecure-storage', help: 'keep the key in the profile file, in plain text (mode 0600), not in the credential store' },
+        { flag: '--api-key-command <command>', help: "store no key: run this command (no shell) when a key is needed; its stdout is the key" },
       ],
       examples: [
         'taxprep profiles add acme --base-url https://partner-api.example.com/v1beta',
         `printf '%s\\n' "$KEY" | taxprep profiles add ci --api-key-stdin --default`,
         'taxprep profiles add laptop --no-verify      # no network: check it later with taxprep whoami',
+        "taxprep profiles add acme --api-key-command 'op read op://Partners/taxprep/key'",
+        "taxprep profiles add acme --api-key-command 'pass show taxprep/acme'",
+        'taxprep profiles add box --insecure-storage  # no credential store here (a server)',
       ],
       notes:
         'The key is never accepted as a flag: flags end up in shell history and process lists.\n' +
         'Before storing it, the key is checked with GET /deliverables?limit=1 (as whoami checks it): a key\n' +
         'the service refuses exits 3 and one that cannot be checked exits as the failure does (7 when the\n' +
-        'service cannot be reached); either way nothing is stored and a replaced profile keeps its old key.',
-      exitCodes: [...SERVICE_WITH_KEY, ['INTERRUPTED', 'Ctrl-C at the hidden key prompt: nothing was saved']],
+        'service cannot be reached); either way nothing is stored and a replaced profile keeps its old key.\n' +
+        "The key goes into the system's credential store (Secret Service on Linux, the macOS Keychain, the\n" +
+        'Windows Credential Manager); the profile file only says so. Where no store answers, nothing is\n' +
+        'stored (exit 2): choose --insecure-storage or --api-key-command. The command is split into words\n' +
+        'as a shell would, but run without one; it runs at most once per taxprep run, within 30s\n' +
+        '(TAXPREP_API_KEY_COMMAND_TIMEOUT), and its failure, empty output or hang exits 3. See docs/secrets.md.',
+      exitCodes: [
+        ...SERVICE_WITH_KEY.filter((name) => name !== 'AUTH'),
+        ['AUTH', 'the service refused the key, or the --api-key-command failed, printed nothing or hung'],
+        ['USAGE', 'bad flags or key, or no credential store answers: nothing was stored'],
+        ['INTERRUPTED', 'Ctrl-C at the hidden key prompt: nothing was saved'],
+      ],
       load: () => import('./add'),
     },
     {
@@ -54,8 +69,20 @@ export const profiles: CommandSpec = {
       load: () => import('./show'),
     },
     {
+      name: 'secure',
+      description: "Move a profile's key and its hooks' secrets from the files into the credential store",
+      arguments: [NAME],
+      examples: ['taxprep profiles secure acme', 'taxprep doctor   # names every profile whose key is still in the file'],
+      notes:
+        'The key is written to the store and read back before the file is rewritten without it, so that\n' +
+        'an interruption at any moment leaves it in the file, in the store, or in both: run it again to\n' +
+        "finish. The secrets of the profile's hooks follow in the same order (hooks.json rewritten last).",
+      exitCodes: [['USAGE', 'no credential store answers, or no such profile: the file keeps the key']],
+      load: () => import('./secure'),
+    },
+    {
       name: 'remove',
-      description: 'Remove a profile and its stored key',
+      description: 'Remove a profile and its stored key (in the file or the credential store)',
       arguments: [NAME],
       examples: ['taxprep profiles remove old-staging'],
       exitCodes: [],

@@ -31,6 +31,8 @@ export function whoamiDocument(settings: ResolvedSettings) {
     base_url_source: settings.baseUrlSource,
     api_key: settings.apiKey === undefined ? null : redactApiKey(settings.apiKey),
     api_key_source: settings.apiKeySource ?? null,
+    /** Where the key lives: `credential store (Secret Service)`, ``command `...` ``, `insecure file <path>`, `environment variable TAXPREP_API_KEY`. */
+    api_key_location: settings.apiKeyLocation ?? null,
   };
 }
 
@@ -60,12 +62,14 @@ export async function run(ctx: Context, options: WhoamiOptions): Promise<number>
         rows: [
           ['Profile', `${settings.profileName ?? 'none'}${profileSource}`],
           ['Base URL', `${settings.baseUrl} (${SOURCE_WORDS[settings.baseUrlSource](ENVIRONMENT_VARIABLES.baseUrl, '--base-url')})`],
-          ['API key', document.api_key === null ? 'none' : `${document.api_key}${keySource}`],
+          ['API key', document.api_key === null ? (settings.apiKeyProblem === undefined ? 'none' : 'not readable') : `${document.api_key}${keySource}`],
+          ['Key in', settings.apiKeyLocation],
           ['Service', usableKey ? describeCheck(document.key_check) : undefined],
         ],
       },
     ]);
   }
+  if (settings.apiKeyProblem !== undefined) throw settings.apiKeyProblem;
   if (!usableKey) {
     await out.note(
       settings.apiKey === undefined
