@@ -46,7 +46,7 @@ describe('answers for requests that match no operation', () => {
     ['DELETE', '/projects/5001/status', undefined],
   ])('%s %s (Content-Type %s): 401 without a key, 405 with Allow with one, before any body is judged', async (method, path, contentType) => {
     const url = `${mock.baseUrl}${path.replace('ID', String(accountId))}`;
-    const headers = contentType === undefined ? {} : { 'content-type': contentType };
+    const headers: Record<string, string> = contentType === undefined ? {} : { 'content-type': contentType };
     const body = contentType === undefined ? undefined : '{not json';
     const anonymous = await send(url, { method, headers, body });
     expect(anonymous.status).toBe(401);
