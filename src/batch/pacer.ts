@@ -1,4 +1,5 @@
 import type { Clock } from '../types';
+import { serviceDateMs } from '../api/retry';
 import { CliError, EXIT } from '../errors';
 
 /** What one answer said about the key's quota (`X-RateLimit-*`), on the service's clock. */
@@ -15,8 +16,8 @@ export interface RateLimitReading {
  */
 export function readRateLimit(headers: Record<string, string>, serviceNowMs: number): RateLimitReading | undefined {
   const header = (name: string) => {
-    const value = headerValue(headers, name);
-    return value === undefined ? undefined : Number(value);
+    const key = Object.keys(headers).find((candidate) => candidate.toLowerCase() === name);
+    return key === undefined ? undefined : Number(headers[key]);
   };
   const limit = header('x-ratelimit-limit');
   const remaining = header('x-ratelimit-remaining');
@@ -25,18 +26,6 @@ export function readRateLimit(headers: Record<string, string>, serviceNowMs: num
   // Epoch seconds, as the mock and most services send it; a small number is "seconds from now".
   const resetMs = reset > 1e9 ? reset * 1000 : serviceNowMs + reset * 1000;
   return { limit, remaining, resetMs };
-}
-
-function headerValue(headers: Record<string, string>, name: string): string | undefined {
-  const key = Object.keys(headers).find((candidate) => candidate.toLowerCase() === name);
-  return key === undefined ? undefined : headers[key];
-}
-
-/** The service's `Date` header (whole seconds), in milliseconds since the epoch; undefined when absent or unreadable. */
-export function serviceDateMs(headers: Record<string, string>): number | undefined {
-  const date = headerValue(headers, 'date');
-  const ms = date === undefined ? NaN : Date.parse(date);
-  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** How coarse the `Date` header is. */
