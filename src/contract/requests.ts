@@ -32,7 +32,8 @@ export const CreateAccountRequest = z.strictObject(
     spouse: z
       .strictObject(
         {
-          email,
+          // JSON Schema cannot compare two fields: the document states the rule the mock applies beside it.
+          email: email.meta({ description: "Must differ from the account's own `email` (400 VALIDATION_ERROR naming spouse.email).", 'x-differs-from': 'email' }),
           first_name: personName,
           last_name: personName,
           send_invitation: boolean.optional(),
