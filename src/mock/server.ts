@@ -253,6 +253,8 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
   // Refused in `onRequest`, before Fastify reads a body: for a method that takes one (`QUERY`,
   // `PUT`) it would first refuse a missing Content-Type, and a caller without a key would learn it.
   const refuseUnrouted: onRequestHookHandler = (request, _reply, done) => done(notFoundOrWrongMethod(routeIndex, request, deps));
+  // Fastify's types list only the hooks after parsing; its 404 context takes `onRequest` all the same.
+  // The handler is required: the hook has always answered before it would run.
   app.setNotFoundHandler({ onRequest: refuseUnrouted } as Parameters<typeof app.setNotFoundHandler>[0], (request) => {
     throw notFoundOrWrongMethod(routeIndex, request, deps);
   });
