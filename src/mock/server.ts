@@ -258,10 +258,11 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
   app.setNotFoundHandler({ onRequest: refuseUnrouted } as Parameters<typeof app.setNotFoundHandler>[0], (request) => {
     throw notFoundOrWrongMethod(routeIndex, request, deps);
   });
-  // Every answer carries the mock's own time, so `Date` and the times in headers and bodies are on one clock.
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (deps.store.state.clockOffsetMs !== 0) reply.header('date', deps.clock.now().toUTCString());
-    done();
+  // Every answer carries the mock's own time, so `Date` and the times in headers and bodies are on
+  // one clock. Set on the raw response before Fastify sees the request (Node merges it into the
+  // head): one comparison per request, where a hook would run in every route's path.
+  app.server.prependListener('request', (_request, response) => {
+    if (deps.store.state.clockOffsetMs !== 0) response.setHeader('date', deps.clock.now().toUTCString());
   });
 
   const { simulation } = options;
