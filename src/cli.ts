@@ -117,10 +117,13 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
   return globals;
 }
 
-/** `--json` decides the error format even when parsing failed before commander read the flags. */
+/**
+ * `--json` (or `--jq`, or a list's `--ndjson`: a program reads that output too) decides the error
+ * format even when parsing failed before commander read the flags.
+ */
 function asksForJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).some((word) => /^--(json|jq)(=|$)/.test(word));
+  return (end === -1 ? argv : argv.slice(0, end)).some((word) => /^--(json|jq|ndjson)(=|$)/.test(word));
 }
 
 const FIELD_LIST = /^[a-z][a-z0-9_]*(,[a-z][a-z0-9_]*)*$/;
@@ -177,7 +180,7 @@ export async function main(argv: string[], overrides: MainOverrides = {}): Promi
 
   const dispatch: Dispatch = async (load, raw) => {
     const globals = parseGlobalOptions(program.opts());
-    json = globals.json;
+    json = globals.json || raw.flags.ndjson === true;
     verbose = globals.verbose;
     const module = await load();
     const options = module.parseOptions(raw);

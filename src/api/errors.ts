@@ -54,7 +54,7 @@ const CHANGE_SETTINGS = 'Show the settings with `taxprep whoami`; change them wi
 
 /** A wrong base URL answers, but not in the service's shapes: HTML, plain text, a foreign 404. */
 export function notTheApi(status: number, text: string, baseUrl: string): NotTheApiError {
-  const snippet = bodySnippet(text);
+  const snippet = bodySnippet(text, QUOTED_BODY_CHARACTERS);
   return notTheApiWith({ status, base_url: baseUrl, ...(snippet ? { body: snippet } : {}) }, CHANGE_SETTINGS);
 }
 
@@ -98,15 +98,31 @@ export function apiErrorFrom(status: number, text: string, context: ErrorContext
   return new ApiError(status, clean, options);
 }
 
-/** The start of a body, one printable line, for messages. */
-export function bodySnippet(text: string): string {
-  return sanitizeLine(text).replace(/\s+/g, ' ').trim().slice(0, 120);
+/** How much of a body an error quotes: with its sentence around it, one line of 80 columns. */
+export const QUOTED_BODY_CHARACTERS = 48;
+
+/**
+ * The start of a body, one printable line, for messages: whole words up to `maxCharacters`, and
+ * `…` when there is more, so a quote never ends mid-word without saying so (a single word longer
+ * than that is cut, and marked).
+ */
+export function bodySnippet(text: string, maxCharacters = 120): string {
+  const line = sanitizeLine(text).replace(/\s+/g, ' ').trim();
+  if ([...line].length <= maxCharacters) return line;
+  const room = [...line].slice(0, maxCharacters - 1).join('');
+  const wordEnd = room.lastIndexOf(' ');
+  return `${wordEnd > 0 ? room.slice(0, wordEnd) : room}…`;
 }
 
 function describeStatus(status: number, text: string): string {
-  const snippet = bodySnippet(text);
-  const kind = status >= 300 && status < 400 ? 'a redirect, which taxprep does not follow with a key' : 'no error body';
-  return `the service answered HTTP ${status} with ${kind}${snippet ? `: ${snippet}` : ''}`;
+  if (status >= 300 && status < 400) {
+    const snippet = bodySnippet(text);
+    return `the service answered HTTP ${status} with a redirect, which taxprep does not follow with a key${snippet ? `: ${snippet}` : ''}`;
+  }
+  const snippet = bodySnippet(text, QUOTED_BODY_CHARACTERS);
+  return snippet === ''
+    ? `the service answered HTTP ${status} with no error body`
+    : `the service answered HTTP ${status} with a body that is not the service's error format: ${snippet}`;
 }
 
 /** Failures in which no connection was ever made, so the request never reached the service. */

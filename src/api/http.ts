@@ -7,7 +7,7 @@ import { LimitError, type NetworkError } from '../errors';
 import { sanitizeLine } from '../output/sanitize';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';
 import { formatDuration } from '../lib/duration';
-import { rateLimitWaitMs, retryDecision, type AttemptOutcome, type NetworkFailureKind, type RetryHistory } from './retry';
+import { rateLimitWaitMs, retryDecision, serviceDateMs, type AttemptOutcome, type NetworkFailureKind, type RetryHistory } from './retry';
 import { loadEnvHttpProxyAgent } from './undici';
 import { VERSION } from './version';
 import { formatBytes } from '../output/progress';
@@ -227,7 +227,7 @@ export function rateLimitWait(result: HttpResult, now: Date): number | undefined
   } catch {
     resetAt = undefined;
   }
-  return rateLimitWaitMs(result.headers['retry-after'], resetAt, now);
+  return rateLimitWaitMs(result.headers['retry-after'], resetAt, now, serviceDateMs(result.headers));
 }
 
 let zlib: typeof Zlib | undefined;

@@ -90,25 +90,35 @@ export function retryDecision(
   }
 }
 
+/** The service's `Date` header (whole seconds), in milliseconds since the epoch; undefined when absent or unreadable. */
+export function serviceDateMs(headers: Record<string, string>): number | undefined {
+  const key = Object.keys(headers).find((candidate) => candidate.toLowerCase() === 'date');
+  const ms = key === undefined ? NaN : Date.parse(headers[key]!);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
 /** The contract's Limits table: a 429's message "advises retrying after 60 seconds". */
 export const RATE_LIMIT_DEFAULT_WAIT_MS = 60_000;
 
 /**
- * How long a 429 asks to wait: `Retry-After` (seconds or an HTTP date) when sent, being relative
- * and so immune to clock skew; else the body's `reset_at` when it is still ahead of our clock;
- * else the contract's 60 seconds (a `reset_at` in the past means the clocks disagree, not that
- * the limit is over).
+ * How long a 429 asks to wait: `Retry-After` (seconds or an HTTP date) when sent, seconds being
+ * relative and so immune to clock skew; else the body's `reset_at` when it is still ahead; else
+ * the contract's 60 seconds (a `reset_at` in the past means the clocks disagree, not that the limit
+ * is over). Instants are measured from the service's own `Date` when it sent one (`serviceNowMs`),
+ * so a service whose clock differs from ours (the mock after a clock advance) is waited for as
+ * long as it means; its whole seconds make the wait at most a second longer, never shorter.
  */
-export function rateLimitWaitMs(retryAfter: string | undefined, resetAt: unknown, now: Date): number {
+export function rateLimitWaitMs(retryAfter: string | undefined, resetAt: unknown, now: Date, serviceNowMs?: number): number {
+  const reference = serviceNowMs ?? now.getTime();
   if (retryAfter !== undefined && retryAfter.trim() !== '') {
     const seconds = Number(retryAfter);
     if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
     const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date) && date > now.getTime()) return date - now.getTime();
+    if (!Number.isNaN(date) && date > reference) return date - reference;
   }
   if (typeof resetAt === 'string') {
     const reset = Date.parse(resetAt);
-    if (!Number.isNaN(reset) && reset > now.getTime()) return reset - now.getTime();
+    if (!Number.isNaN(reset) && reset > reference) return reset - reference;
   }
   return RATE_LIMIT_DEFAULT_WAIT_MS;
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../types';
+import { serviceDateMs } from '../api/retry';
 import { CliError, EXIT } from '../errors';
 
 /** What one answer said about the key's quota (`X-RateLimit-*`), on the service's clock. */
@@ -26,6 +27,9 @@ export function readRateLimit(headers: Record<string, string>, serviceNowMs: num
   const resetMs = reset > 1e9 ? reset * 1000 : serviceNowMs + reset * 1000;
   return { limit, remaining, resetMs };
 }
+
+/** How coarse the `Date` header is. */
+const DATE_RESOLUTION_MS = 1000;
 
 /** Slack after a reset before sending again, for rounding of the reset time and clock drift. */
 const RESET_MARGIN_MS = 20;
@@ -55,8 +59,9 @@ export class QuotaExhaustedError extends CliError {
  * window, the oldest requests' slots in a sliding log. One request goes out alone, and its answer
  * says; this costs one round trip per reset and never a 429.
  *
- * The service's clock may differ from ours (the mock's virtual clock runs ahead in tests), so reset
- * times are converted with an offset measured from answers (`serviceNowMs`), never compared raw.
+ * The service's clock may differ from ours (the mock's virtual clock runs ahead after an advance),
+ * so reset times are converted with an offset measured from answers, never compared raw: from a
+ * created record's time when the batch has one, else from the answer's `Date` header.
  */
 export class RateLimitPacer {
   private reading: RateLimitReading | undefined;
@@ -125,6 +130,7 @@ export class RateLimitPacer {
   record(sequence: number, headers: Record<string, string>, serviceNowMs?: number): void {
     const localNowMs = this.clock.now().getTime();
     if (serviceNowMs !== undefined && Number.isFinite(serviceNowMs)) this.clockOffsetMs = serviceNowMs - localNowMs;
+    else this.learnOffsetFromDate(headers, localNowMs);
     const reading = readRateLimit(headers, localNowMs + this.clockOffsetMs);
     if (reading !== undefined) this.learn(reading);
     this.release(sequence);
@@ -147,6 +153,19 @@ export class RateLimitPacer {
     // A lone request that failed told nothing: the next one asks again.
     if (this.inFlight.size === 0) this.probed = undefined;
     for (const wake of this.waitingForAnswer.splice(0)) wake();
+  }
+
+  /**
+   * `Date` is in whole seconds and taken before the answer travelled, so it reads up to a second
+   * (and the trip) early: it replaces the offset only when they disagree by more than that, which
+   * keeps an offset measured to the millisecond, and 0 for a service in step with us. Reading
+   * early errs on the safe side: resets are then placed a little later, never sooner.
+   */
+  private learnOffsetFromDate(headers: Record<string, string>, localNowMs: number): void {
+    const dateMs = serviceDateMs(headers);
+    if (dateMs === undefined) return;
+    const offsetMs = dateMs - localNowMs;
+    if (Math.abs(offsetMs - this.clockOffsetMs) > DATE_RESOLUTION_MS) this.clockOffsetMs = offsetMs;
   }
 
   private start(): number {

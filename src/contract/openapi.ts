@@ -111,8 +111,14 @@ function parametersOf(schema: z.ZodType | undefined, location: 'path' | 'query')
  */
 function requestBodyOf(endpoint: Endpoint, options: OpenApiOptions): JsonSchema {
   const fields = jsonSchema(endpoint.mockBody ?? endpoint.body!, 'input');
-  if (!endpoint.multipart) return { required: false, content: { 'application/json': { schema: fields } } };
-  const file = { type: 'string', contentMediaType: 'application/octet-stream', ...(options.uploadMaxBytes === undefined ? {} : { 'x-max-bytes': options.uploadMaxBytes }) };
+  // Required unless an absent body (read as `{}`) is a valid one, as for the login link.
+  if (!endpoint.multipart) return { required: !endpoint.body!.safeParse({}).success, content: { 'application/json': { schema: fields } } };
+  const file = {
+    type: 'string',
+    contentMediaType: 'application/octet-stream',
+    description: 'A file part with a filename (`Content-Disposition: form-data; name="file"; filename="..."`), which the document keeps.',
+    ...(options.uploadMaxBytes === undefined ? {} : { 'x-max-bytes': options.uploadMaxBytes }),
+  };
   const properties = { ...(fields.properties as JsonSchema), file };
   return {
     required: true,

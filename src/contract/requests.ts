@@ -3,6 +3,7 @@ import {
   CUSTOM_MESSAGE_MAX_CHARACTERS,
   CUSTOM_SUBJECT_MAX_CHARACTERS,
   DESCRIPTION_MAX_CHARACTERS,
+  EXPIRY_HOURS,
   OFFSET_MAX,
   PAGE_SIZE,
   MOCK_TAX_YEAR,
@@ -31,7 +32,8 @@ export const CreateAccountRequest = z.strictObject(
     spouse: z
       .strictObject(
         {
-          email,
+          // JSON Schema cannot compare two fields: the document states the rule the mock applies beside it.
+          email: email.meta({ description: "Must differ from the account's own `email` (400 VALIDATION_ERROR naming spouse.email).", 'x-differs-from': 'email' }),
           first_name: personName,
           last_name: personName,
           send_invitation: boolean.optional(),
@@ -67,9 +69,16 @@ export const loginLinkPurpose = text();
 export const LoginLinkRequest = z.strictObject(
   {
     user_email: email.optional(),
-    expiry_hours: z.number({ error: 'must be an integer' }).optional(),
+    // Range and domain are the service's to judge (their own codes); the document states them all the same.
+    expiry_hours: z
+      .number({ error: 'must be an integer' })
+      .meta({ type: 'integer', minimum: EXPIRY_HOURS.min, maximum: EXPIRY_HOURS.max, description: 'Hours until expiry; outside the range or not a whole number: 400 INVALID_EXPIRY.' })
+      .optional(),
     purpose: loginLinkPurpose.optional(),
-    redirect_url: z.string({ error: 'must be a string' }).optional(),
+    redirect_url: z
+      .string({ error: 'must be a string' })
+      .meta({ format: 'uri', pattern: '^https://', description: 'An HTTPS URL on a domain permitted for the partner; otherwise 400 INVALID_REDIRECT_URL.' })
+      .optional(),
     send_notification: boolean.optional(),
     notification_settings: NotificationSettings.optional(),
   },

@@ -23,6 +23,17 @@ export function bearerKey(header: string | undefined): string | undefined {
  * with every stored digest in constant time.
  */
 export function authenticate(deps: MockDeps, authorization: string | undefined, permission: Permission): Authenticated {
+  const auth = identifyCaller(deps, authorization);
+  if (!auth.apiKey.permissions.includes(permission)) {
+    throw new MockError('INSUFFICIENT_PERMISSIONS', `The API key lacks the permission "${permission}" that this operation requires.`, {
+      required_permission: permission,
+    });
+  }
+  return auth;
+}
+
+/** The partner behind a valid, unexpired key, whatever it may do; throws `INVALID_API_KEY` or `EXPIRED_API_KEY` otherwise. */
+export function identifyCaller(deps: MockDeps, authorization: string | undefined): Authenticated {
   if (authorization === undefined || authorization.trim() === '') {
     throw invalidKey('No API key was sent. Send the header "Authorization: Bearer <API key>".', true);
   }
@@ -38,11 +49,6 @@ export function authenticate(deps: MockDeps, authorization: string | undefined, 
 
   if (apiKey.expires_at !== null && Date.parse(apiKey.expires_at) <= deps.clock.nowMs()) {
     throw new MockError('EXPIRED_API_KEY', `The API key expired at ${apiKey.expires_at}. Ask the service operator for a new key.`, undefined, CHALLENGE);
-  }
-  if (!apiKey.permissions.includes(permission)) {
-    throw new MockError('INSUFFICIENT_PERMISSIONS', `The API key lacks the permission "${permission}" that this operation requires.`, {
-      required_permission: permission,
-    });
   }
   return { partner, apiKey };
 }

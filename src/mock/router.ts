@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import * as z from 'zod';
 import { BASE_PATH, CANONICAL_ID, endpoints, pathId, type Endpoint, type EndpointName } from '../contract';
-import { authenticate, type Authenticated } from './auth';
+import { authenticate, identifyCaller, type Authenticated } from './auth';
 import type { MockDeps } from './deps';
 import { MockError, parseOrThrow } from './errors';
 import { applyFaults, hasFaults, type RandomSource } from './faults';
@@ -204,19 +204,40 @@ function checkResponse(name: EndpointName, endpoint: Endpoint, result: unknown):
 export function createRouteIndex(app: FastifyInstance): (path: string) => string[] {
   const routes: Array<{ pattern: RegExp; method: string }> = [];
   app.addHook('onRoute', (route) => {
-    const pattern = new RegExp(`^${route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
-    for (const method of [route.method].flat()) routes.push({ pattern, method });
+    for (const method of [route.method].flat()) routes.push({ pattern: pathPattern(route.url), method });
   });
   return (path) => [...new Set(routes.filter((route) => route.pattern.test(path)).map((route) => route.method))];
 }
 
 export type RouteIndex = ReturnType<typeof createRouteIndex>;
 
-export function notFoundOrWrongMethod(index: RouteIndex, request: FastifyRequest): MockError {
+function pathPattern(url: string): RegExp {
+  return new RegExp(`^${url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
+}
+
+/** The paths of the operations that need a key: another method there is refused only after the key is checked. */
+const KEYED_PATHS = Object.values(endpoints as Record<string, Endpoint>)
+  .filter((endpoint) => endpoint.permission !== undefined)
+  .map((endpoint) => pathPattern(BASE_PATH + endpoint.path));
+
+/**
+ * The answer to a request no route takes: 404 for an unknown path, 405 with `Allow` for a known
+ * path and another method. Run in the not-found handler's `onRequest` hook, before any body is
+ * read: a method that takes a body (`QUERY`, `PUT`) is refused as any other, never for its media
+ * type. At a path that needs a key the key is checked first, as for the path's own methods.
+ */
+export function notFoundOrWrongMethod(index: RouteIndex, request: FastifyRequest, deps: MockDeps): MockError {
   const path = request.url.split('?')[0]!;
   const allowed = index(path);
   if (allowed.length === 0) {
     return new MockError('NOT_FOUND', `No route ${request.method} ${path}.`, { method: request.method, path });
+  }
+  if (KEYED_PATHS.some((pattern) => pattern.test(path))) {
+    try {
+      identifyCaller(deps, request.headers.authorization);
+    } catch (error) {
+      return error as MockError;
+    }
   }
   return new MockError('METHOD_NOT_ALLOWED', `${path} does not accept ${request.method}; use ${allowed.join(' or ')}.`, {
     method: request.method,

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type onRequestHookHandler } from 'fastify';
 import { BASE_PATH, DOCUMENT_MAX_BYTES, type Permission } from '../contract';
 import { registerAppRoutes } from './appRoutes';
 import { createClock } from './clock';
@@ -250,8 +250,19 @@ async function buildMockApp(deps: MockDeps, options: AppOptions): Promise<Fastif
     if (!answer) options.onInternalError(error);
     return sendMockError(deps, request, reply, answer ?? new MockError('INTERNAL_ERROR', 'The mock failed unexpectedly; this is a bug in taxprep.'));
   });
-  app.setNotFoundHandler((request) => {
-    throw notFoundOrWrongMethod(routeIndex, request);
+  // Refused in `onRequest`, before Fastify reads a body: for a method that takes one (`QUERY`,
+  // `PUT`) it would first refuse a missing Content-Type, and a caller without a key would learn it.
+  const refuseUnrouted: onRequestHookHandler = (request, _reply, done) => done(notFoundOrWrongMethod(routeIndex, request, deps));
+  // Fastify's types list only the hooks after parsing; its 404 context takes `onRequest` all the same.
+  // The handler is required: the hook has always answered before it would run.
+  app.setNotFoundHandler({ onRequest: refuseUnrouted } as Parameters<typeof app.setNotFoundHandler>[0], (request) => {
+    throw notFoundOrWrongMethod(routeIndex, request, deps);
+  });
+  // Every answer carries the mock's own time, so `Date` and the times in headers and bodies are on
+  // one clock. Set on the raw response before Fastify sees the request (Node merges it into the
+  // head): one comparison per request, where a hook would run in every route's path.
+  app.server.prependListener('request', (_request, response) => {
+    if (deps.store.state.clockOffsetMs !== 0) response.setHeader('date', deps.clock.now().toUTCString());
   });
 
   const { simulation } = options;

@@ -85,4 +85,14 @@ describe('how long a 429 asks to wait', () => {
   ])('%s', (_name, retryAfter, resetAt, expected) => {
     expect(rateLimitWaitMs(retryAfter, resetAt, now)).toBe(expected);
   });
+
+  // A service 6d 12h ahead of us (the mock after a clock advance): its own Date is the reference.
+  const serviceNowMs = Date.parse('2026-01-07T12:00:00Z');
+  it.each([
+    ['reset_at 30 s after its Date', undefined, '2026-01-07T12:00:30Z', 30_000],
+    ['a Retry-After date 5 s after its Date', 'Wed, 07 Jan 2026 12:00:05 GMT', undefined, 5000],
+    ['a reset_at before its Date: the contract\'s 60 s', undefined, '2026-01-07T11:59:00Z', 60_000],
+  ])('measured from the service\'s Date: %s', (_name, retryAfter, resetAt, expected) => {
+    expect(rateLimitWaitMs(retryAfter, resetAt, now, serviceNowMs)).toBe(expected);
+  });
 });

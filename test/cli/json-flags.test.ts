@@ -51,6 +51,16 @@ describe('--json FIELDS', () => {
     expect(document.has_more).toBe(false);
   });
 
+  it('a failure under --ndjson is the JSON error document on stderr, as under --json; a usage error too', async () => {
+    const missing = await run(['docs', 'list', '999999', '--all', '--ndjson']);
+    expect(missing.code).toBe(EXIT.NOT_FOUND);
+    expect(missing.stdout).toBe('');
+    expect(JSON.parse(missing.stderr)).toMatchObject({ error: { code: 'ACCOUNT_NOT_FOUND', details: { account_id: 999999 } } });
+    const usage = await run(['deliverables', 'list', '--ndjson', '--limit', '0']);
+    expect(usage.code).toBe(EXIT.USAGE);
+    expect(JSON.parse(usage.stderr)).toMatchObject({ error: { code: 'USAGE_ERROR' } });
+  });
+
   it('keeps only those fields of a single document', async () => {
     const result = await run(['accounts', 'get', '1001', '--json', 'status,id']);
     expect(result.code).toBe(0);

@@ -239,8 +239,10 @@ describe('a deliverable list that ignores every offset', () => {
     const lines = await run(['deliverables', 'list', '--all', '--ndjson']);
     expect(lines.exitCode).toBe(8);
     expect(lines.stdout.trim().split('\n')).toHaveLength(100);
-    expect(lines.stderr).toMatch(/^error: the service sent the same deliverables again at offset 100, as if it ignored the query parameter "offset"; no other name was found: the service ignores "offset", "skip", "start" \(1 request spent looking\); /);
-    expect(lines.stderr).toContain('run `taxprep doctor` to see which names the service honours');
+    const error = JSON.parse(lines.stderr).error as { code: string; message: string; hint?: string };
+    expect(error.code).toBe('INVALID_RESPONSE');
+    expect(error.message).toMatch(/^the service sent the same deliverables again at offset 100, as if it ignored the query parameter "offset"; no other name was found: the service ignores "offset", "skip", "start" \(1 request spent looking\); /);
+    expect(JSON.stringify(error)).toContain('run `taxprep doctor` to see which names the service honours');
 
     const json = await run(['deliverables', 'list', '--all', '--json']);
     expect(json.exitCode).toBe(8);

@@ -37,6 +37,32 @@ describe('answers for requests that match no operation', () => {
     });
   });
 
+  it.each([
+    ['QUERY', `/accounts/ID`, undefined],
+    ['QUERY', '/deliverables', undefined],
+    ['QUERY', '/accounts/ID/documents', 'application/json'],
+    ['PATCH', '/accounts/ID', 'application/json'],
+    ['PUT', '/accounts', 'text/plain'],
+    ['DELETE', '/projects/5001/status', undefined],
+  ])('%s %s (Content-Type %s): 401 without a key, 405 with Allow with one, before any body is judged', async (method, path, contentType) => {
+    const url = `${mock.baseUrl}${path.replace('ID', String(accountId))}`;
+    const headers: Record<string, string> = contentType === undefined ? {} : { 'content-type': contentType };
+    const body = contentType === undefined ? undefined : '{not json';
+    const anonymous = await send(url, { method, headers, body });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.json.error.code).toBe('INVALID_API_KEY');
+    const keyed = await send(url, { method, headers, body, key: mock.keys.acme });
+    expect(keyed.status).toBe(405);
+    expect(keyed.json.error).toMatchObject({ code: 'METHOD_NOT_ALLOWED', details: { method } });
+    expect(keyed.headers.allow?.split(', ')).toEqual(keyed.json.error.details.allowed_methods);
+  });
+
+  it('QUERY on /health, which needs no key, is 405 with Allow: GET, HEAD', async () => {
+    const response = await send(`${mock.baseUrl}/health`, { method: 'QUERY' });
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('GET, HEAD');
+  });
+
   it('lists both methods of a path that has two', async () => {
     const response = await mock.request(`/accounts/${accountId}/documents`, { method: 'PUT', key: mock.keys.acme });
     expect(response.status).toBe(405);

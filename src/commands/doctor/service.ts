@@ -181,7 +181,7 @@ export function clockCheck(date: HealthFacts['date']): Check {
     'clock',
     'skew',
     `this machine's clock is ${words} (more than ${formatDuration(CLOCK_SKEW_WARNING_MS)}): link expiry times and the renewal window are computed here`,
-    'Set the clock by network time (e.g. `timedatectl set-ntp true`, or your system settings).',
+    'Set the clock by network time (e.g. `timedatectl set-ntp true`, or your system settings). Against `taxprep serve --mock` after `/_mock/clock` advanced it, this is expected (docs/mock.md).',
   );
 }
 
