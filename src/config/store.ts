@@ -21,6 +21,7 @@ interface StoredProfile {
   query_parameters?: Record<string, string>;
   upload_max_size?: string;
   upload_types?: string[];
+  ca_file?: string;
   [key: string]: unknown;
 }
 interface StoredProfiles {
@@ -74,6 +75,7 @@ export function openProfileStore(env: Env): ProfileStore {
     if (stored.query_parameters !== undefined) profile.queryParameters = stored.query_parameters;
     if (stored.upload_max_size !== undefined) profile.uploadMaxSize = stored.upload_max_size;
     if (stored.upload_types !== undefined) profile.uploadTypes = stored.upload_types;
+    if (stored.ca_file !== undefined) profile.caFile = stored.ca_file;
     return profile;
   };
   const toStored = (profile: Profile): StoredProfile => {
@@ -82,6 +84,7 @@ export function openProfileStore(env: Env): ProfileStore {
     if (profile.queryParameters !== undefined) stored.query_parameters = profile.queryParameters;
     if (profile.uploadMaxSize !== undefined) stored.upload_max_size = profile.uploadMaxSize;
     if (profile.uploadTypes !== undefined) stored.upload_types = profile.uploadTypes;
+    if (profile.caFile !== undefined) stored.ca_file = profile.caFile;
     return stored;
   };
 
@@ -145,7 +148,7 @@ function checkStoredProfiles(value: unknown): StoredProfiles {
       if (!isObject(profile)) problems.push(`profiles.${name}: must be an object`);
       else {
         for (const field of ['base_url', 'api_key']) if (typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
-        for (const field of ['max_response_size', 'upload_max_size']) if (profile[field] !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
+        for (const field of ['max_response_size', 'upload_max_size', 'ca_file']) if (profile[field] !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
         const types = profile.upload_types;
         if (types !== undefined && !(Array.isArray(types) && types.every((type) => typeof type === 'string'))) problems.push(`profiles.${name}.upload_types: must be an array of strings`);
         const parameters = profile.query_parameters;

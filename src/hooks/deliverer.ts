@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { loadAgent } from '../api/undici';
+import { loadAgent, loadConnector } from '../api/undici';
+import type { Trust } from '../api/trust';
 import type { Delivery, Outbox } from '../batch/ledgers/outbox';
 import { WindowLimiter } from '../batch/pacer';
 import { crashPoint } from '../lib/crashPoints';
@@ -19,6 +20,8 @@ export interface DelivererOptions {
   /** A notice for the person (stderr): a hook disabled, a delivery given up. */
   note: (message: string) => Promise<void>;
   concurrency?: number;
+  /** The certificate authorities an https receiver's certificate may come from. */
+  trust: Trust;
 }
 
 export interface SweepResult {
@@ -49,7 +52,7 @@ export class Deliverer {
 
   /** One keep-alive pool for every receiver, loaded only when an HTTP hook is sent to. */
   private dispatcher = (): Promise<Dispatcher> => {
-    this.agent ??= loadAgent().then((Agent) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency }));
+    this.agent ??= Promise.all([loadAgent(), loadConnector(this.options.trust)]).then(([Agent, connect]) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency, connect }));
     return this.agent;
   };
 

@@ -29,7 +29,7 @@ export interface WatchHooks {
 }
 
 export async function openWatchHooks(
-  ctx: Pick<Context, 'env' | 'clock'>,
+  ctx: Pick<Context, 'env' | 'clock' | 'trust'>,
   scope: Scope,
   note: (message: string) => Promise<void>,
   options: { background: boolean; signal: AbortSignal; recordedPass: string | undefined },
@@ -38,6 +38,7 @@ export async function openWatchHooks(
   const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
   // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
   await readHooks(hooksPath);
+  const trust = await ctx.trust();
   const lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
   let outbox: Outbox;
   try {
@@ -48,7 +49,7 @@ export async function openWatchHooks(
     await lock.release();
     throw error;
   }
-  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note });
+  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note, trust });
   const stop = new AbortController();
   const stopping = AbortSignal.any([stop.signal, options.signal]);
   let wake = new AbortController();

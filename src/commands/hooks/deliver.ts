@@ -16,10 +16,11 @@ export function parseOptions(raw: RawInvocation): { wait: boolean } {
  */
 export async function run(ctx: Context, options: { wait: boolean }): Promise<number> {
   const { scope, hooksPath } = await hooksScope(ctx);
+  const trust = await ctx.trust();
   const out = createOutput(ctx);
   const signal = ctx.interrupted();
   const totals = await withOutbox(ctx, scope, async (outbox) => {
-    const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message) });
+    const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message), trust });
     const sum = { delivered: 0, retried: 0, failed: 0 };
     try {
       for (;;) {
