@@ -120,17 +120,18 @@ function extraCertificates(env: Env): string[] {
 }
 
 export function createTrust(options: { caFile: CaFile | undefined; env: Env }): Trust {
-  const tls = process.getBuiltinModule('node:tls');
+  // node:tls too is loaded on the first https connection (undici loads it only then as well).
+  const tls = () => process.getBuiltinModule('node:tls');
   let system: SystemStore | undefined;
   let stores: TrustStore[] | undefined;
   let context: SecureContext | undefined;
   const trust: Trust = {
     caFile: options.caFile,
-    systemStore: () => (system ??= systemStoreOf(tls, options.env)),
+    systemStore: () => (system ??= systemStoreOf(tls(), options.env)),
     stores() {
       if (stores !== undefined) return stores;
       const systemStore = trust.systemStore();
-      stores = [{ name: 'bundled', label: `Node.js's bundled roots (${process.version})`, certificates: tls.rootCertificates }];
+      stores = [{ name: 'bundled', label: `Node.js's bundled roots (${process.version})`, certificates: tls().rootCertificates }];
       if ('certificates' in systemStore) stores.push({ name: 'system', label: `the system store (${systemStore.where})`, certificates: systemStore.certificates });
       if (options.caFile !== undefined) stores.push({ name: 'ca_file', label: `the CA file ${options.caFile.path} (${options.caFile.where})`, certificates: options.caFile.certificates });
       const extra = extraCertificates(options.env);
@@ -138,7 +139,7 @@ export function createTrust(options: { caFile: CaFile | undefined; env: Env }): 
       return stores;
     },
     secureContext() {
-      return (context ??= tls.createSecureContext({ ca: [...new Set(trust.stores().flatMap((store) => store.certificates))] }));
+      return (context ??= tls().createSecureContext({ ca: [...new Set(trust.stores().flatMap((store) => store.certificates))] }));
     },
   };
   return trust;

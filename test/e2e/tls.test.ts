@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, registerSecret, runCli } from '../helpers/cli';
@@ -171,6 +173,35 @@ describe('each cause of failure says which it is, names the certificate, and exi
     expect(result.stderr).toContain(`http://127.0.0.1:${port} speaks TLS: the port expects https://, not http://`);
     expect(result.stderr).toContain('CN=localhost, issued by CN=Taxprep Test Inspection CA');
     expect(result.stderr).not.toMatch(/HTTPS_PROXY/);
+  });
+});
+
+describe('webhook deliveries trust the same stores', () => {
+  it('hooks test: delivered to an https receiver whose CA is in the CA file; not delivered without it, saying why (exit 7)', async () => {
+    const received: string[] = [];
+    const plain = createServer((request, response) => {
+      received.push(request.url ?? '');
+      response.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const front = await startTlsForwarder(issue(dir, ca, { commonName: 'localhost', names: ['IP:127.0.0.1'] }), (plain.address() as AddressInfo).port);
+    try {
+      const home = makeHome();
+      const env = { ...withKey(mock.baseUrl).env };
+      const added = await runCli(['hooks', 'add', `https://127.0.0.1:${front.port}/in`, '--json'], { home, env });
+      expect(added.exitCode, added.stderr).toBe(0);
+      const { id } = JSON.parse(added.stdout) as { id: string };
+      const refused = await runCli(['hooks', 'test', id], { home, env });
+      expect(refused.exitCode).toBe(7);
+      expect(refused.stderr).toContain("the receiver's certificate is not trusted (its issuer is in none of the stores taxprep trusts) (UNABLE_TO_VERIFY_LEAF_SIGNATURE)");
+      expect(received).toEqual([]);
+      const delivered = await runCli(['hooks', 'test', id], { home, env: { ...env, TAXPREP_CA_FILE: ca.certPath } });
+      expect([delivered.exitCode, delivered.stderr]).toEqual([0, expect.stringContaining('Delivered: taxprep.ping')]);
+      expect(received).toEqual(['/in']);
+    } finally {
+      await front.close();
+      plain.close();
+    }
   });
 });
 
