@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SecureContext } from 'node:tls';
-import { pemCertificates, type CaFile } from '../config/caFile';
+import { certificateBody, pemCertificates, type CaFile } from '../config/caFile';
 
 type Env = Record<string, string | undefined>;
 type Tls = typeof import('node:tls');
@@ -96,7 +96,10 @@ export function unixSystemStore(env: Env, files = SYSTEM_BUNDLE_FILES, directori
     const looked = fileOverride ?? directoryOverride?.join(':') ?? [...files, ...directories].join(', ');
     return { unavailable: `no certificates found in ${looked}` };
   }
-  return { certificates, where: where.join(', ') };
+  // A bundle and the directory beside it (SSL_CERT_FILE and SSL_CERT_DIR both set) hold the same certificates.
+  const unique = new Map<string, string>();
+  for (const pem of certificates) if (!unique.has(certificateBody(pem))) unique.set(certificateBody(pem), pem);
+  return { certificates: [...unique.values()], where: where.join(', ') };
 }
 
 /** The system's store on macOS and Windows: only the runtime can read it (Node 22.15, 23.8 and later). */
@@ -117,11 +120,6 @@ export function systemStoreOf(tls: Tls, env: Env, platform: string = process.pla
 function extraCertificates(env: Env): string[] {
   const path = env.NODE_EXTRA_CA_CERTS;
   return path ? pemCertificates(readable(path) ?? '') : [];
-}
-
-/** A PEM certificate's base64 alone: the same certificate from two bundles, wrapped or labelled differently, compares equal. */
-function certificateBody(pem: string): string {
-  return pem.replace(/-----[^-]+-----|\s/g, '');
 }
 
 export function createTrust(options: { caFile: CaFile | undefined; env: Env }): Trust {

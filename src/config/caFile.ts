@@ -15,6 +15,11 @@ export function pemCertificates(text: string): string[] {
   return text.match(PEM_CERTIFICATE) ?? [];
 }
 
+/** A PEM certificate's base64 alone: the same certificate from two bundles, wrapped or labelled differently, compares equal. */
+export function certificateBody(pem: string): string {
+  return pem.replace(/-----[^-]+-----|\s/g, '');
+}
+
 const CA_FILE_RULE = 'must be a readable file of PEM certificates ("-----BEGIN CERTIFICATE-----")';
 const CA_FILE_HINT = "Name a file of PEM certificates (the CA that signs the service's certificate, as your IT department hands it out), or unset the setting.";
 
