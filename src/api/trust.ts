@@ -21,15 +21,15 @@ export type SystemStore = { certificates: readonly string[]; where: string } | {
 
 /**
  * Trust for every TLS connection taxprep makes (API calls, webhook deliveries, doctor): Node's
- * bundled roots, the system's store, the CA file and NODE_EXTRA_CA_CERTS. Passing `ca` to Node
- * replaces its defaults, NODE_EXTRA_CA_CERTS included, so all four are given together. Nothing is
- * read until the first TLS connection asks: commands that make none pay nothing.
+ * bundled roots, the system's store, the CA file and NODE_EXTRA_CA_CERTS, the stores listed apart
+ * so that doctor can say which one vouched for a chain. Nothing is read until the first TLS
+ * connection asks: commands that make none pay nothing.
  */
 export interface Trust {
   readonly caFile: CaFile | undefined;
   stores(): readonly TrustStore[];
   systemStore(): SystemStore;
-  /** One context for every connection: building it from some 300 roots costs 15-40 ms, too much per connection. */
+  /** One context for every connection (making one costs about 20 ms of CPU: too much per connection). */
   secureContext(): SecureContext;
 }
 

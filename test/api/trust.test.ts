@@ -46,7 +46,7 @@ describe("the system's store on Linux, read as OpenSSL's defaults are", () => {
     expect(unixSystemStore({ SSL_CERT_FILE: join(dir, 'mine.crt'), SSL_CERT_DIR: join(dir, 'b') }, usual, [])).toEqual({ certificates: [OTHER, CERT], where: `${join(dir, 'mine.crt')}, ${join(dir, 'b')}` });
     // The same certificate in the bundle and the directory (as on Debian) counts once, however it is wrapped.
     writeFileSync(join(dir, 'b', 'y.pem'), `${OTHER.replace(/\n/g, '\r\n')}\n`);
-    expect(unixSystemStore({ SSL_CERT_FILE: join(dir, 'mine.crt'), SSL_CERT_DIR: join(dir, 'b') }, usual, []).certificates).toEqual([OTHER, CERT]);
+    expect(unixSystemStore({ SSL_CERT_FILE: join(dir, 'mine.crt'), SSL_CERT_DIR: join(dir, 'b') }, usual, [])).toEqual({ certificates: [OTHER, CERT], where: `${join(dir, 'mine.crt')}, ${join(dir, 'b')}` });
   });
 
   it('none found is said, naming where it looked', () => {
