@@ -20,6 +20,7 @@ complete -c taxprep -l timeout -x -d 'time allowed for one request, e.g. 30s, 2m
 complete -c taxprep -l max-retries -x -d 'retries of a failed request'
 complete -c taxprep -l no-retry -d 'never retry a request (same as --max-retries 0)'
 complete -c taxprep -l max-response-size -x -d 'largest answer taxprep reads, e.g. 8MB, 512KB (also TAXPREP_MAX_RESPONSE_SIZE)'
+complete -c taxprep -l ca-file -r -F -d 'also trust the certificate authorities of this PEM file (also TAXPREP_CA_FILE)'
 complete -c taxprep -l verbose -d 'trace each request and response on stderr (the key redacted)'
 complete -c taxprep -l no-color -d 'no colour (also NO_COLOR=1 or TERM=dumb)'
 complete -c taxprep -l help -d 'show help for a command'

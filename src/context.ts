@@ -3,6 +3,8 @@ import { openUrl, readSecret, systemClock } from './io';
 import type { LearnedStore } from './config/learned';
 import type { Clock, Context, GlobalOptions, IO, ProfileStore, ResolvedSettings } from './types';
 import { credentialStoreLabel, openCredentialStore, type CredentialStore } from './config/credentialStore';
+import type { CaFile } from './config/caFile';
+import type { Trust } from './api/trust';
 
 /** What `createContext` is built from; tests pass fake streams, an environment and a clock. */
 export interface ContextOptions {
@@ -37,6 +39,7 @@ export function createContext(options: ContextOptions): OwnedContext {
   let settings: Promise<ResolvedSettings> | undefined;
   let client: Promise<OwnedClient> | undefined;
   let learned: Promise<LearnedStore> | undefined;
+  let trust: Promise<Trust> | undefined;
   const others: Array<Promise<OwnedClient>> = [];
   let interruption: AbortController | undefined;
   let stopListening: (() => void) | undefined;
@@ -45,9 +48,12 @@ export function createContext(options: ContextOptions): OwnedContext {
   const profiles = () =>
     (store ??= import('./config/store').then(({ openProfileStore }) => openProfileStore(env)));
 
-  const makeClient = (resolved: ResolvedSettings, apiKey: string | undefined, retry: boolean, learnedStore?: LearnedStore): Promise<OwnedClient> =>
-    Promise.all([import('./api/client'), import('./output/statusLine')]).then(([{ createApiClient }, { createStatusLine }]) =>
+  const makeTrust = (caFile: CaFile | undefined): Promise<Trust> => import('./api/trust').then(({ createTrust }) => createTrust({ caFile, env }));
+
+  const makeClient = (resolved: ResolvedSettings, apiKey: string | undefined, retry: boolean, clientTrust: Promise<Trust>, learnedStore?: LearnedStore): Promise<OwnedClient> =>
+    Promise.all([import('./api/client'), import('./output/statusLine'), clientTrust]).then(([{ createApiClient }, { createStatusLine }, trusted]) =>
       createApiClient({
+        trust: trusted,
         baseUrl: resolved.baseUrl,
         learned: learnedStore,
         apiKey,
@@ -83,12 +89,14 @@ export function createContext(options: ContextOptions): OwnedContext {
       )),
     async api(apiOptions = {}) {
       if (apiOptions.service !== undefined) {
-        const { DEFAULT_MAX_RESPONSE_BYTES, CONFIGURABLE_QUERY_PARAMETERS } = await import('./config/settings');
+        const { DEFAULT_MAX_RESPONSE_BYTES, CONFIGURABLE_QUERY_PARAMETERS, caFileOf } = await import('./config/settings');
         const { baseUrl, apiKey, profileName } = apiOptions.service;
+        // Not the settings' trust: a service named outright (`profiles add`) is reached without the stored profiles.
         const own = makeClient(
           { profileName, baseUrl, baseUrlSource: 'flag', apiKey, apiKeySource: 'profile', maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES, queryParameters: { ...CONFIGURABLE_QUERY_PARAMETERS } },
           apiKey,
           apiOptions.retry !== false,
+          makeTrust(caFileOf(globals, env, undefined)),
         );
         others.push(own);
         return (await own).api;
@@ -96,11 +104,12 @@ export function createContext(options: ContextOptions): OwnedContext {
       const resolved = await context.settings();
       const { checkApiKey, usableApiKey } = await import('./config/settings');
       if (apiOptions.requireKey !== false) checkApiKey(resolved);
-      client ??= context.learned().then((store) => makeClient(resolved, usableApiKey(resolved), apiOptions.retry !== false, store));
+      client ??= context.learned().then((store) => makeClient(resolved, usableApiKey(resolved), apiOptions.retry !== false, context.trust(), store));
       return (await client).api;
     },
     learned: () =>
       (learned ??= Promise.all([context.settings(), import('./config/learned')]).then(([resolved, { openLearnedStore }]) => openLearnedStore(env, resolved.profileName, resolved.baseUrl))),
+    trust: () => (trust ??= context.settings().then((resolved) => makeTrust(resolved.caFile))),
     readSecret: (prompt) => readSecret(io, prompt),
     openUrl: (url) => openUrl(io, env, url),
     interrupted() {

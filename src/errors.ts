@@ -141,9 +141,9 @@ export class NetworkError extends CliError {
    */
   readonly mayHaveReachedService: boolean;
   constructor(
-    readonly code: 'NETWORK_ERROR' | 'TIMEOUT',
+    readonly code: 'NETWORK_ERROR' | 'TIMEOUT' | 'TLS_ERROR',
     message: string,
-    options: { hint?: string; cause?: unknown; mayHaveReachedService?: boolean } = {},
+    options: { hint?: string; cause?: unknown; details?: Record<string, unknown>; mayHaveReachedService?: boolean } = {},
   ) {
     super(message, options);
     this.mayHaveReachedService = options.mayHaveReachedService ?? true;

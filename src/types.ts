@@ -3,6 +3,8 @@ import type { ApiClient } from './api/types';
 import type { LearnedStore } from './config/learned';
 import type { CredentialStore } from './config/credentialStore';
 import type { CliError } from './errors';
+import type { CaFile } from './config/caFile';
+import type { Trust } from './api/trust';
 
 /**
  * The types every layer shares: streams, settings, profiles, the clock and the context commands
@@ -41,6 +43,8 @@ export interface GlobalOptions {
   retry: boolean;
   /** `--max-response-size` as given; checked with the other size settings (src/config/settings.ts). */
   maxResponseSize?: string;
+  /** `--ca-file PATH`: certificate authorities trusted beside the system's (read with the settings). */
+  caFile?: string;
 }
 
 /** Where a setting came from, for `whoami` and `--verbose`. */
@@ -67,6 +71,8 @@ export interface ResolvedSettings {
   uploadMaxBytes?: number;
   /** The profile's `upload_types` (media types and `.extensions`, lower case), when set by hand. */
   uploadTypes?: string[];
+  /** The CA file (flag, environment, profile) and its certificates, when one is named. */
+  caFile?: CaFile;
 }
 
 /**
@@ -96,6 +102,8 @@ export interface Profile {
   uploadMaxSize?: string;
   /** `upload_types` in the file: the file types the service takes, when known. */
   uploadTypes?: string[];
+  /** `ca_file` in the file: a PEM bundle of certificate authorities trusted beside the system's. */
+  caFile?: string;
 }
 
 /** The profile store (src/config/): read directly, written through conf; file mode 0600, one default profile. */
@@ -148,6 +156,8 @@ export interface Context {
   settings(): Promise<ResolvedSettings>;
   /** What was learned from the service of the resolved settings (profile and base URL): src/config/learned.ts. */
   learned(): Promise<LearnedStore>;
+  /** The certificate authorities every TLS connection trusts (src/api/trust.ts): made from the settings' CA file, read when first asked. */
+  trust(): Promise<Trust>;
   /** An API client for the resolved settings; fails with `MissingCredentialsError` when `requireKey` and no key is set. */
   api(options?: ApiOptions): Promise<ApiClient>;
   /** Reads a secret: a hidden prompt on a terminal, else one line of stdin. */

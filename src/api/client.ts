@@ -8,7 +8,8 @@ import { ApiError, LimitError, ProtocolError, UsageError } from '../errors';
 import { CONFIGURABLE_QUERY_PARAMETERS, describeKeySource, ENVIRONMENT_VARIABLES } from '../config/settings';
 import { sanitizeLine } from '../output/sanitize';
 import type { ApiClient, ApiResponse, CallInput } from './types';
-import { apiErrorFrom, notTheApi, type ErrorContext } from './errors';
+import { apiErrorFrom, CHANGE_SETTINGS, notTheApi, type ErrorContext } from './errors';
+import type { Trust } from './trust';
 import { LIST_KEYS, misfit, PARSE_WITHOUT_JIT, tolerantReader, type TolerantResponseOf } from './tolerant';
 import { createTransport, rateLimitWait, type HttpResult, type OutgoingRequest, type Transport } from './http';
 import type { StatusLine } from '../output/statusLine';
@@ -48,6 +49,8 @@ export interface ApiClientOptions {
   retryNotes: StatusLine;
   /** What was learned of this profile and base URL (upload rules, the offset's name); read and added to. */
   learned?: LearnedStore;
+  /** The certificate authorities https connections trust. */
+  trust: Trust;
 }
 
 /** A list answer as read: the page to show, and what paging needs of what was sent. */
@@ -76,6 +79,8 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     log: options.log,
     retryNotes: options.retryNotes,
     maxResponseBytes: options.settings.maxResponseBytes,
+    trust: options.trust,
+    changeAddress: CHANGE_SETTINGS,
   });
   const errorContext: ErrorContext = { keySource: describeKeySource(options.settings), baseUrl: options.baseUrl };
   const base = `${options.baseUrl}/`;

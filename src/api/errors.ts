@@ -50,7 +50,7 @@ export function hintFor(status: number, body: ErrorBody, context: ErrorContext):
 export const NOT_THE_API_MESSAGE = "this does not look like the service's API: check the base URL (it should end in /v1beta)";
 
 /** What a command that uses the settings tells a wrong base URL to do. */
-const CHANGE_SETTINGS = 'Show the settings with `taxprep whoami`; change them with `taxprep profiles add <name> --base-url https://.../v1beta` or TAXPREP_BASE_URL.';
+export const CHANGE_SETTINGS = 'Show the settings with `taxprep whoami`; change them with `taxprep profiles add <name> --base-url https://.../v1beta` or TAXPREP_BASE_URL.';
 
 /** A wrong base URL answers, but not in the service's shapes: HTML, plain text, a foreign 404. */
 export function notTheApi(status: number, text: string, baseUrl: string): NotTheApiError {

@@ -8,7 +8,9 @@ import { sanitizeLine } from '../output/sanitize';
 import { classifyNetworkFailure, networkErrorFrom } from './errors';
 import { formatDuration } from '../lib/duration';
 import { rateLimitWaitMs, retryDecision, serviceDateMs, type AttemptOutcome, type NetworkFailureKind, type RetryHistory } from './retry';
-import { loadEnvHttpProxyAgent } from './undici';
+import { loadConnector, loadEnvHttpProxyAgent, proxyTls } from './undici';
+import { tlsFailureError } from './tlsFailure';
+import type { Trust } from './trust';
 import { VERSION } from './version';
 import { formatBytes } from '../output/progress';
 import { ENVIRONMENT_VARIABLES } from '../config/settings';
@@ -34,6 +36,10 @@ export interface TransportOptions {
   retryNotes: StatusLine;
   /** The largest answer read (bodies of requests are not limited by it). */
   maxResponseBytes: number;
+  /** The certificate authorities https connections trust. */
+  trust: Trust;
+  /** How to use another address, for the advice of a TLS failure. */
+  changeAddress: string;
 }
 
 export type OutgoingBody = { json: unknown } | { stream: () => { body: Readable; headers: Record<string, string> } };
@@ -87,16 +93,19 @@ export function createTransport(options: TransportOptions) {
 
   const load = () =>
     (loaded ??= (async () => {
-      const EnvHttpProxyAgent = await loadEnvHttpProxyAgent();
+      const timeout = Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs);
+      const [EnvHttpProxyAgent, connect] = await Promise.all([loadEnvHttpProxyAgent(), loadConnector(options.trust, timeout)]);
       const env = options.env;
-      const dispatcher = new EnvHttpProxyAgent({
-        // Given explicitly (empty for none) so that undici does not read process.env behind our back.
-        httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
-        httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? '',
+      // Given explicitly (empty for none) so that undici does not read process.env behind our back.
+      const httpProxy = env.http_proxy ?? env.HTTP_PROXY ?? '';
+      const httpsProxy = env.https_proxy ?? env.HTTPS_PROXY ?? '';
+      return new EnvHttpProxyAgent({
+        httpProxy,
+        httpsProxy,
         noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
-        connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs) },
+        connect,
+        ...(httpProxy === '' && httpsProxy === '' ? {} : proxyTls(options.trust)),
       });
-      return dispatcher;
     })());
 
   const trace = (line: string) => {
@@ -158,6 +167,9 @@ export function createTransport(options: TransportOptions) {
       if (error instanceof LimitError) throw error;
       const kind = timedOut ? 'timeout' : classifyNetworkFailure(error);
       trace(`< no answer after ${elapsedMs()} ms: ${error instanceof Error ? error.message : String(error)}`);
+      const tls = timedOut ? undefined : await tlsFailureError(error, request.url, options.trust, options.clock.now(), options.changeAddress);
+      // Not retried: a certificate or a port does not change in a second.
+      if (tls !== undefined) throw new AttemptFailure('other', tls);
       throw new AttemptFailure(kind, networkErrorFrom(kind, origin, options.timeoutMs, error));
     } finally {
       clearTimeout(timer);

@@ -23,3 +23,9 @@ declare module 'undici/lib/api/index.js' {
   const requestApi: Record<string, unknown>;
   export default requestApi;
 }
+
+declare module 'undici/lib/core/connect.js' {
+  import type { buildConnector } from 'undici';
+  const build: typeof buildConnector;
+  export default build;
+}

@@ -1,4 +1,5 @@
-import type { Agent, EnvHttpProxyAgent } from 'undici';
+import type { Agent, buildConnector, EnvHttpProxyAgent } from 'undici';
+import type { Trust } from './trust';
 
 /**
  * The parts of undici taxprep uses, not undici's index, which loads fetch, WebSocket, caches and
@@ -24,4 +25,32 @@ export async function loadEnvHttpProxyAgent(): Promise<typeof EnvHttpProxyAgent>
 export async function loadAgent(): Promise<typeof Agent> {
   const [{ default: AgentClass }] = await Promise.all([import('undici/lib/dispatcher/agent.js'), withRequestApi()]);
   return AgentClass;
+}
+
+/**
+ * undici's connector for every connection taxprep makes: plain TCP for http://, TLS trusting
+ * `trust` for https:// (its context made on the first https connection, so that a command that
+ * makes none reads no store). undici's own connector module, which its clients load anyway.
+ */
+export async function loadConnector(trust: Trust, timeoutMs?: number): Promise<buildConnector.connector> {
+  const { default: build } = await import('undici/lib/core/connect.js');
+  const timeout = timeoutMs === undefined ? {} : { timeout: timeoutMs };
+  const plain = build(timeout);
+  let secure: buildConnector.connector | undefined;
+  return (options, callback) => {
+    if (options.protocol !== 'https:') return plain(options, callback);
+    try {
+      secure ??= build({ ...timeout, secureContext: trust.secureContext() });
+    } catch (error) {
+      callback(error as Error, null);
+      return;
+    }
+    return secure(options, callback);
+  };
+}
+
+/** The TLS options of a proxy agent (its tunnels' and an https:// proxy's own): a proxy agent takes objects, so the trust is read when it is made. */
+export function proxyTls(trust: Trust): { requestTls: { secureContext: ReturnType<Trust['secureContext']> }; proxyTls: { secureContext: ReturnType<Trust['secureContext']> } } {
+  const tls = { secureContext: trust.secureContext() };
+  return { requestTls: tls, proxyTls: tls };
 }

@@ -3,6 +3,7 @@ import { BASE_PATH, endsInVersion } from '../contract/version';
 import { normalType } from '../contract/uploads';
 import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
 import { CliError, MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
+import { readCaFile, type CaFile } from './caFile';
 
 type Env = Record<string, string | undefined>;
 
@@ -15,6 +16,7 @@ export const ENVIRONMENT_VARIABLES = {
   baseUrl: 'TAXPREP_BASE_URL',
   maxResponseSize: 'TAXPREP_MAX_RESPONSE_SIZE',
   queryParameters: 'TAXPREP_QUERY_PARAMETERS',
+  caFile: 'TAXPREP_CA_FILE',
 } as const;
 
 /** "A few MB": far above any page of 100 items, far below what would trouble the machine. */
@@ -126,7 +128,7 @@ export function checkNewApiKey(key: string): string {
  * The profile store is not opened when flags and environment already give a base URL and a key.
  */
 export async function resolveSettings(input: {
-  globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize'>;
+  globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize' | 'caFile'>;
   env: Env;
   profiles: () => Promise<ProfileStore>;
   /** The key of a profile whose key is not in the file (the credential store, a command); read only when it is the key in use. */
@@ -225,7 +227,18 @@ export async function resolveSettings(input: {
     ...profileUploadRules(profile),
   };
   if (profileSource !== undefined) resolved.profileSource = profileSource;
+  const caFile = caFileOf(globals, env, profile);
+  if (caFile !== undefined) resolved.caFile = caFile;
   return resolved;
+}
+
+/** The CA file in effect (flag, then environment, then the profile), read and checked; undefined when none is named. */
+export function caFileOf(globals: Pick<GlobalOptions, 'caFile'>, env: Env, profile: Profile | undefined): CaFile | undefined {
+  const envCaFile = fromEnv(env, ENVIRONMENT_VARIABLES.caFile);
+  if (globals.caFile !== undefined) return readCaFile(globals.caFile, '--ca-file');
+  if (envCaFile !== undefined) return readCaFile(envCaFile, ENVIRONMENT_VARIABLES.caFile);
+  if (profile?.caFile !== undefined) return readCaFile(profile.caFile, `ca_file of profile "${profile.name}"`);
+  return undefined;
 }
 
 /** Whether a base URL ends in the contract's version segment; `profiles add` and `whoami` warn when not. */

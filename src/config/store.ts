@@ -24,6 +24,7 @@ interface StoredProfile {
   query_parameters?: Record<string, string>;
   upload_max_size?: string;
   upload_types?: string[];
+  ca_file?: string;
   [key: string]: unknown;
 }
 interface StoredProfiles {
@@ -80,6 +81,7 @@ export function openProfileStore(env: Env): ProfileStore {
     if (stored.query_parameters !== undefined) profile.queryParameters = stored.query_parameters;
     if (stored.upload_max_size !== undefined) profile.uploadMaxSize = stored.upload_max_size;
     if (stored.upload_types !== undefined) profile.uploadTypes = stored.upload_types;
+    if (stored.ca_file !== undefined) profile.caFile = stored.ca_file;
     return profile;
   };
   const toStored = (profile: Profile): StoredProfile => {
@@ -91,6 +93,7 @@ export function openProfileStore(env: Env): ProfileStore {
     if (profile.queryParameters !== undefined) stored.query_parameters = profile.queryParameters;
     if (profile.uploadMaxSize !== undefined) stored.upload_max_size = profile.uploadMaxSize;
     if (profile.uploadTypes !== undefined) stored.upload_types = profile.uploadTypes;
+    if (profile.caFile !== undefined) stored.ca_file = profile.caFile;
     return stored;
   };
 
@@ -161,7 +164,7 @@ function checkStoredProfiles(value: unknown): StoredProfiles {
         if (!KEY_STORAGES.includes(source as KeyStorage)) problems.push(`profiles.${name}.api_key_source: must be one of ${KEY_STORAGES.join(', ')}`);
         const required = { file: 'api_key', command: 'api_key_command', 'credential-store': undefined }[source as KeyStorage];
         for (const field of ['base_url', required]) if (field !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
-        for (const field of ['max_response_size', 'upload_max_size']) if (profile[field] !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
+        for (const field of ['max_response_size', 'upload_max_size', 'ca_file']) if (profile[field] !== undefined && typeof profile[field] !== 'string') problems.push(`profiles.${name}.${field}: must be a string`);
         const types = profile.upload_types;
         if (types !== undefined && !(Array.isArray(types) && types.every((type) => typeof type === 'string'))) problems.push(`profiles.${name}.upload_types: must be an array of strings`);
         const parameters = profile.query_parameters;

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Dispatcher } from 'undici';
+import { TLS_CAUSE_WORDS, tlsCauseOf } from '../api/tlsFailure';
 import { rateLimitWaitMs } from '../api/retry';
 import { formatDuration } from '../lib/duration';
 import type { EventEntry } from '../batch/ledgers/outbox';
@@ -159,6 +160,8 @@ function outcomeOfStatus(status: number, retryAfter: string | undefined, now: Da
 function outcomeOfError(error: Error, timeoutMs: number, timedOut: boolean): AttemptOutcome {
   const name = error.name;
   if (timedOut || name === 'TimeoutError' || name === 'AbortError' || /Timeout/.test(name)) return { kind: 'retry', detail: `no answer within ${formatDuration(timeoutMs)}` };
+  const tls = tlsCauseOf(error);
+  if (tls !== undefined) return { kind: 'retry', detail: `${TLS_CAUSE_WORDS[tls.cause]} (${tls.code})` };
   const code = (error as NodeJS.ErrnoException).code;
   return { kind: 'retry', detail: code === undefined ? error.message : `connection failed (${code})` };
 }

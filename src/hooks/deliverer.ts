@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { loadAgent } from '../api/undici';
+import { loadAgent, loadConnector } from '../api/undici';
+import type { Trust } from '../api/trust';
 import type { Delivery, Outbox } from '../batch/ledgers/outbox';
 import { WindowLimiter } from '../batch/pacer';
 import { crashPoint } from '../lib/crashPoints';
@@ -22,6 +23,8 @@ export interface DelivererOptions {
   /** Where hooks keep secrets outside the file (read at every sweep: a rotation elsewhere shows at once). */
   credentials: CredentialStore;
   concurrency?: number;
+  /** The certificate authorities an https receiver's certificate may come from. */
+  trust: Trust;
 }
 
 export interface SweepResult {
@@ -52,7 +55,7 @@ export class Deliverer {
 
   /** One keep-alive pool for every receiver, loaded only when an HTTP hook is sent to. */
   private dispatcher = (): Promise<Dispatcher> => {
-    this.agent ??= loadAgent().then((Agent) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency }));
+    this.agent ??= Promise.all([loadAgent(), loadConnector(this.options.trust)]).then(([Agent, connect]) => new Agent({ keepAliveTimeout: 10_000, connections: this.concurrency, connect }));
     return this.agent;
   };
 

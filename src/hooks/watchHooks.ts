@@ -32,7 +32,7 @@ export interface WatchHooks {
 }
 
 export async function openWatchHooks(
-  ctx: Pick<Context, 'env' | 'clock' | 'credentials'>,
+  ctx: Pick<Context, 'env' | 'clock' | 'credentials' | 'trust'>,
   scope: Scope,
   note: (message: string) => Promise<void>,
   options: { background: boolean; signal: AbortSignal; recordedPass: string | undefined },
@@ -41,6 +41,7 @@ export async function openWatchHooks(
   const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
   // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
   await readHooks(hooksPath);
+  const trust = await ctx.trust();
   const watchLock = await acquireWatchLock(outboxPath, ctx.clock, LOCK_WAIT_MS);
   let lock: Awaited<ReturnType<typeof acquireLedgerLock>> | undefined;
   let outbox: Outbox;
@@ -54,7 +55,7 @@ export async function openWatchHooks(
     await watchLock.release();
     throw error;
   }
-  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note, credentials: ctx.credentials() });
+  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note, credentials: ctx.credentials(), trust });
   const stop = new AbortController();
   const stopping = AbortSignal.any([stop.signal, options.signal]);
   let wake = new AbortController();

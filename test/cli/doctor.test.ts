@@ -9,7 +9,7 @@ import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../helpers/selfSigned';
 import { exitCodeOf, fail, ok, warn } from '../../src/commands/doctor/checks';
 import { decideFilter, decideOffset, findNames, telltaleValues } from '../../src/commands/doctor/names';
 import { isLoopback, proxyInEffect } from '../../src/commands/doctor/proxy';
-import { clockCheck, quotaCheck, tlsFailure } from '../../src/commands/doctor/service';
+import { clockCheck, quotaCheck } from '../../src/commands/doctor/service';
 import { countedApi } from '../../src/commands/doctor/budget';
 import { CONFIGURABLE_QUERY_PARAMETERS } from '../../src/config/settings';
 import { EXIT } from '../../src/errors';
@@ -131,12 +131,6 @@ describe('the rest of the checks', () => {
     expect(isLoopback('127.0.0.1') && isLoopback('[::1]') && isLoopback('localhost') && !isLoopback('api.example')).toBe(true);
   });
 
-  it('a TLS failure is found among the causes', () => {
-    const error = new Error('fetch failed', { cause: Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }) });
-    expect(tlsFailure(error)).toEqual({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'self-signed certificate' });
-    expect(tlsFailure(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toBeUndefined();
-  });
-
   it('the clock: within 30 s is ok, beyond a warning; no Date header is a warning too', () => {
     expect(clockCheck({ serviceMs: 1_000_000, localMs: 1_000_400 }).status).toBe('ok');
     expect(clockCheck({ serviceMs: 1_000_000, localMs: 1_031_000 })).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^this machine's clock is 31s ahead of the service/) });
@@ -203,14 +197,22 @@ describe('doctor in-process against a server that is not the API', () => {
     expect(document.requests_used).toBe(1);
   });
 
-  it('an untrusted certificate fails with exit 7 and says how to trust an own CA; nothing else is asked', async () => {
+  it('an untrusted certificate fails with exit 7 and says how to trust an own CA, with the chain it saw; nothing else is asked', async () => {
     const tls = createHttpsServer({ key: SELF_SIGNED_KEY, cert: SELF_SIGNED_CERT }, (_request, response) => response.end('{}'));
     tls.listen(0, '127.0.0.1');
     await once(tls, 'listening');
     try {
-      const { code, document } = await report(`https://localhost:${(tls.address() as AddressInfo).port}/v1beta`);
+      const port = (tls.address() as AddressInfo).port;
+      const { code, document } = await report(`https://localhost:${port}/v1beta`);
       expect(code).toBe(EXIT.NETWORK);
-      expect(document.checks.find((entry) => entry.name === 'TLS')).toMatchObject({ status: 'fail', detail: 'self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)', fix: expect.stringContaining('NODE_EXTRA_CA_CERTS=') });
+      expect(document.checks.find((entry) => entry.name === 'TLS')).toMatchObject({
+        status: 'fail',
+        detail: `the certificate of https://localhost:${port} is self-signed, and taxprep does not trust it`,
+        fix: expect.stringContaining('CN=localhost, issued by CN=localhost'),
+      });
+      expect(document.checks.find((entry) => entry.name === 'TLS')?.fix).toContain('--ca-file, TAXPREP_CA_FILE');
+      expect(document.checks.find((entry) => entry.name === 'certificate 1')?.detail).toMatch(/^CN=localhost, issued by CN=localhost; valid 2026-11-25 to 2126-11-01$/);
+      expect(document.checks.find((entry) => entry.name === 'trusted by')).toMatchObject({ status: 'fail', detail: 'none: DEPTH_ZERO_SELF_SIGNED_CERT' });
       expect(document.requests_used).toBe(1);
     } finally {
       tls.close();

@@ -1,4 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SELF_SIGNED_CERT } from '../helpers/selfSigned';
 import { baseUrlVersionWarning, checkApiKey, checkBaseUrl, checkQueryParameters, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, parseSize, resolveSettings } from '../../src/config/settings';
 import { hasApiKeyShape, keyRedactor, redactApiKey } from '../../src/contract/apiKeys';
 import type { Profile, ProfileStore } from '../../src/types';
@@ -164,6 +168,26 @@ describe('new settings', () => {
     expect((await resolveSettings({ globals: { maxResponseSize: '4MB' }, env: { TAXPREP_MAX_RESPONSE_SIZE: '3MB' }, profiles })).maxResponseBytes).toBe(4 * 1024 ** 2);
     const names = await resolveSettings({ globals: {}, env: { TAXPREP_QUERY_PARAMETERS: 'projects.status=state' }, profiles });
     expect(names.queryParameters).toMatchObject({ 'projects.type': 'kind', 'projects.status': 'state', 'deliverables.account_id': 'account_id' });
+  });
+
+  it('the CA file: --ca-file beats TAXPREP_CA_FILE, which beats the profile; a wrong one is a usage error naming its setting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'taxprep-ca-'));
+    const [flag, env, stored] = ['flag', 'env', 'profile'].map((name) => {
+      const path = join(dir, `${name}.pem`);
+      writeFileSync(path, SELF_SIGNED_CERT);
+      return path;
+    });
+    const profile = { name: 'a', baseUrl: 'https://a.example/v1beta', apiKey: KEY_A, caFile: stored! };
+    const profiles = async () => memoryStore([profile], 'a').profiles();
+    const caFile = async (globals: { caFile?: string }, environment: Record<string, string>) => (await resolveSettings({ globals, env: environment, profiles })).caFile;
+    expect(await caFile({}, {})).toEqual({ path: stored, where: 'ca_file of profile "a"', certificates: [SELF_SIGNED_CERT.trim()] });
+    expect((await caFile({}, { TAXPREP_CA_FILE: env! }))?.where).toBe('TAXPREP_CA_FILE');
+    expect((await caFile({ caFile: flag! }, { TAXPREP_CA_FILE: env! }))?.where).toBe('--ca-file');
+    const none = async () => memoryStore([{ ...profile, caFile: undefined }], 'a').profiles();
+    expect((await resolveSettings({ globals: {}, env: {}, profiles: none })).caFile).toBeUndefined();
+    const wrong = resolveSettings({ globals: {}, env: {}, profiles: async () => memoryStore([{ ...profile, caFile: join(dir, 'nope.pem') }], 'a').profiles() });
+    await expect(wrong).rejects.toThrow(`the CA file ${join(dir, 'nope.pem')} (ca_file of profile "a") does not exist`);
+    await expect(wrong).rejects.toMatchObject({ exitCode: EXIT.USAGE, details: { ca_file: [expect.stringContaining('PEM')] } });
   });
 
   it('query parameter names: only the filters the contract does not name, with plain names', () => {

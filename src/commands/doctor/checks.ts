@@ -9,6 +9,7 @@ export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export const CHECK_GROUPS = {
   base_url: 'Base URL',
+  tls: 'TLS',
   key: 'Key',
   clock: 'Clock',
   quota: 'Quota',

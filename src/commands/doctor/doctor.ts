@@ -13,6 +13,7 @@ import { baseUrlChecks, codeCacheCheck, keyConfigured, ledgerDirectoryCheck, pla
 import { findNames, type NameFinding } from './names';
 import { knownRuleChecks, namesInEffect } from './rules';
 import { clockCheck, healthChecks, keyChecks, permissionChecks, quotaCheck } from './service';
+import { chainChecks, trustStoreChecks } from './tls';
 
 export interface DoctorOptions {
   /** Only the checks that need no request. */
@@ -96,6 +97,8 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
   const checks: Check[] = [...baseUrlChecks(settings, ctx.env)];
   const key = keyConfigured(settings);
   checks.push(key);
+  const trust = await ctx.trust();
+  checks.push(...trustStoreChecks(trust));
   let findings: NameFinding[] = [];
   let used = 0;
   let saved = false;
@@ -119,6 +122,7 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
         });
       }
     }
+    checks.push(...(await chainChecks(trust, settings.baseUrl, ctx.env)));
     if (health.checks.some((check) => check.name === 'reachable' && check.status === 'ok')) checks.push(clockCheck(health.date));
     checks.push(quotaCheck(api.latestHeaders(), health.date, ctx.clock.now().getTime(), api.used()));
     used = api.used();

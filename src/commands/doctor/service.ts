@@ -1,4 +1,4 @@
-import { bodySnippet, codeInCauses } from '../../api/errors';
+import { bodySnippet } from '../../api/errors';
 import { checkKey, type KeyCheckOutcome } from '../../api/keyCheck';
 import { ApiError, CliError, EXIT, NetworkError } from '../../errors';
 import { formatDuration } from '../../lib/duration';
@@ -22,19 +22,6 @@ export interface HealthFacts {
   date?: { serviceMs: number; localMs: number };
 }
 
-const TLS_CODE = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_TLS_|ERR_SSL_|HOSTNAME_MISMATCH|ERR_OSSL)/;
-
-/** A TLS failure's code (and message) somewhere in the error's causes. */
-export function tlsFailure(error: unknown): { code: string; message: string } | undefined {
-  return codeInCauses(error, (code) => TLS_CODE.test(code));
-}
-
-function tlsFix(code: string): string {
-  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code.startsWith('ERR_SSL_')) return 'The server does not speak TLS on this port: check the port, or whether the service is served over http only.';
-  if (/ALTNAME|HOSTNAME/.test(code)) return "The certificate is for another host name: use the host name the certificate names (ask the service operator).";
-  return 'The certificate is not trusted here. If your organisation inspects TLS with its own CA, point Node at it: NODE_EXTRA_CA_CERTS=/path/to/ca.pem; otherwise report it to the service operator.';
-}
-
 /** GET /health without the key: reachable, TLS, redirects, does it look like the API, and the service's clock. */
 export async function healthChecks(api: CountedApi, baseUrl: string, env: Env, clock: Clock): Promise<HealthFacts> {
   const https = new URL(baseUrl).protocol === 'https:';
@@ -44,8 +31,7 @@ export async function healthChecks(api: CountedApi, baseUrl: string, env: Env, c
     answer = await api.raw('GET', '/health', { anonymous: true });
   } catch (error) {
     if (!(error instanceof NetworkError)) throw error;
-    const tls = tlsFailure(error);
-    if (tls !== undefined) return { checks: [fail('base_url', 'TLS', `${tls.message} (${tls.code})`, tlsFix(tls.code), EXIT.NETWORK)], isApi: false };
+    if (error.code === 'TLS_ERROR') return { checks: [fail('base_url', 'TLS', error.message, error.hint ?? 'Check the base URL.', EXIT.NETWORK)], isApi: false };
     const proxy = proxyInEffect(baseUrl, env);
     const through = proxy.proxy === undefined ? '' : ` Requests go through the proxy ${proxy.proxy} (${proxy.because}): check it, or list the host in NO_PROXY.`;
     return { checks: [fail('base_url', 'reachable', `${error.message}`, `${error.hint ?? 'Check the base URL.'}${through}`, EXIT.NETWORK)], isApi: false };

@@ -59,8 +59,9 @@ export async function run(ctx: Context, options: DeliverOptions): Promise<number
 /** Sends from the outbox this run holds. */
 async function deliverHere(ctx: Context, outbox: Outbox, scope: Scope, hooksPath: string, options: DeliverOptions, signal: AbortSignal): Promise<Totals> {
   const out = createOutput(ctx);
+  const trust = await ctx.trust();
   if (options.retryNow) await Promise.all(waitingRetries(outbox, ctx.clock.now()).map((mark) => outbox.redeliver(mark.id, mark.hook, ctx.clock.now())));
-  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message), credentials: ctx.credentials() });
+  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message), credentials: ctx.credentials(), trust });
   const sum = { delivered: 0, retried: 0, failed: 0 };
   try {
     for (;;) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { loadAgent } from '../../api/undici';
+import { loadAgent, loadConnector } from '../../api/undici';
 import { EXIT } from '../../errors';
 import { attemptDelivery } from '../../hooks/attempt';
 import { PING_EVENT } from '../../hooks/events';
@@ -21,8 +21,8 @@ export async function run(ctx: Context, options: { id: string }): Promise<number
   const now = ctx.clock.now();
   const seenAt = now.toISOString();
   const event = { type: 'event' as const, id: `msg_${randomUUID().replace(/-/g, '')}`, event: PING_EVENT, hooks: [hook.id], seen_at: seenAt, at: seenAt };
-  const Agent = await loadAgent();
-  const agent = new Agent();
+  const [Agent, connect] = await Promise.all([loadAgent(), ctx.trust().then((trust) => loadConnector(trust))]);
+  const agent = new Agent({ connect });
   try {
     const outcome = await attemptDelivery(hook, event, bodyOf(PING_EVENT, seenAt, { hook: hook.id }), liveSecrets(hook, now), now, () => Promise.resolve(agent));
     const out = createOutput(ctx);
