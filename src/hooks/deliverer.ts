@@ -6,14 +6,14 @@ import { crashPoint } from '../lib/crashPoints';
 import { formatDuration } from '../lib/duration';
 import type { Clock } from '../types';
 import { attemptDelivery, type AttemptOutcome } from './attempt';
-import { inScope, liveSecrets, readHooks, targetOf, updateHooks, type Hook, type Scope } from './store';
+import { inScope, liveSecrets, targetOf, type Hook, type HooksStore, type Scope } from './store';
 
 /** Deliveries in flight at once, over all hooks. */
 export const DELIVERY_CONCURRENCY = 8;
 
 export interface DelivererOptions {
   outbox: Outbox;
-  hooksPath: string;
+  hooks: HooksStore;
   scope: Scope;
   clock: Clock;
   /** A notice for the person (stderr): a hook disabled, a delivery given up. */
@@ -61,7 +61,7 @@ export class Deliverer {
   async sweep(signal: AbortSignal): Promise<SweepResult> {
     const result: SweepResult = { delivered: 0, retried: 0, failed: 0, nextDueMs: undefined };
     for (;;) {
-      const hooks = new Map((await readHooks(this.options.hooksPath)).filter((hook) => hook.enabled && inScope(hook, this.options.scope)).map((hook) => [hook.id, hook]));
+      const hooks = new Map((await this.options.hooks.read()).filter((hook) => hook.enabled && inScope(hook, this.options.scope)).map((hook) => [hook.id, hook]));
       const { due, nextDueMs } = this.dueDeliveries(hooks);
       result.nextDueMs = nextDueMs;
       if (due.length === 0 || signal.aborted) return result;
@@ -154,11 +154,11 @@ export class Deliverer {
     }
   }
 
-  /** Disables the hook in the hooks file; its pending deliveries are marked failed, for `redeliver` or `recover` once it is enabled again. */
+  /** Disables the hook in its store; its pending deliveries are marked failed, for `redeliver` or `recover` once it is enabled again. */
   private async disable(hook: Hook, reason: string): Promise<void> {
     if (!hook.enabled) return;
     hook.enabled = false;
-    await updateHooks(this.options.hooksPath, this.options.clock, (hooks) => {
+    await this.options.hooks.update(this.options.clock, (hooks) => {
       const stored = hooks.find((candidate) => candidate.id === hook.id);
       if (stored !== undefined) Object.assign(stored, { enabled: false, disabled_reason: reason });
     });

@@ -7,7 +7,7 @@ import { sanitizeLine } from '../output/sanitize';
 import type { Clock, Context } from '../types';
 import { Deliverer } from './deliverer';
 import { eventsFor } from './queue';
-import { defaultHooksPath, inScope, readHooks, type Scope } from './store';
+import { defaultHooksPath, hooksFile, inScope, type HooksStore, type Scope } from './store';
 
 /** How long watch waits for the outbox's lock before exit 10 (another watch of this profile runs). */
 const LOCK_WAIT_MS = 2_000;
@@ -28,27 +28,55 @@ export interface WatchHooks {
   close(options: { sweep: boolean }): Promise<void>;
 }
 
+/** The outbox a watch writes, open, and how to let it go (the file's lock, or nothing under a shared store's lease). */
+export interface OpenedOutbox {
+  outbox: Outbox;
+  release(): Promise<void>;
+}
+
+/** Where a watch finds its hooks, and how it opens the outbox for writing. */
+export interface WatchHooksPlace {
+  hooks: HooksStore;
+  openOutbox(): Promise<OpenedOutbox>;
+}
+
+/** The hooks file and the outbox file of this profile and base URL, the outbox under its lock. */
+export function watchHooksFiles(ctx: Pick<Context, 'env' | 'clock'>, scope: Scope): WatchHooksPlace {
+  const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
+  return {
+    hooks: hooksFile(defaultHooksPath(ctx.env)),
+    async openOutbox() {
+      const lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
+      try {
+        return { outbox: await Outbox.open(outboxPath), release: () => lock.release() };
+      } catch (error) {
+        await lock.release();
+        throw error;
+      }
+    },
+  };
+}
+
 export async function openWatchHooks(
-  ctx: Pick<Context, 'env' | 'clock'>,
+  ctx: Pick<Context, 'clock'>,
   scope: Scope,
+  where: WatchHooksPlace,
   note: (message: string) => Promise<void>,
   options: { background: boolean; signal: AbortSignal; recordedPass: string | undefined },
 ): Promise<WatchHooks> {
-  const hooksPath = defaultHooksPath(ctx.env);
-  const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
-  // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
-  await readHooks(hooksPath);
-  const lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
-  let outbox: Outbox;
+  const { hooks: hooksStore } = where;
+  // Read first: damaged hooks stop watch before it reads or records anything (exit 2).
+  await hooksStore.read();
+  const { outbox, release } = await where.openOutbox();
   try {
-    outbox = await Outbox.open(outboxPath);
     // A watch killed between queueing a pass and recording it: the state says whether it was recorded.
     for (const pass of outbox.unsettledPasses()) await outbox.settlePass(pass, pass === options.recordedPass ? 'committed' : 'dropped', ctx.clock.now());
   } catch (error) {
-    await lock.release();
+    await outbox.close();
+    await release();
     throw error;
   }
-  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note });
+  const deliverer = new Deliverer({ outbox, hooks: hooksStore, scope, clock: ctx.clock, note });
   const stop = new AbortController();
   const stopping = AbortSignal.any([stop.signal, options.signal]);
   let wake = new AbortController();
@@ -56,7 +84,7 @@ export async function openWatchHooks(
 
   return {
     async queue(changes) {
-      const hooks = (await readHooks(hooksPath)).filter((hook) => hook.enabled && inScope(hook, scope));
+      const hooks = (await hooksStore.read()).filter((hook) => hook.enabled && inScope(hook, scope));
       const events = eventsFor(changes, hooks, randomUUID(), ctx.clock.now()).filter((event) => event.hooks.length > 0);
       if (events.length === 0) return undefined;
       await outbox.queue(events);
@@ -77,7 +105,7 @@ export async function openWatchHooks(
       } finally {
         await deliverer.close();
         await outbox.close();
-        await lock.release();
+        await release();
       }
     },
   };

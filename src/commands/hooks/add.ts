@@ -3,7 +3,7 @@ import { durationRule, formatDuration, parseDuration } from '../../lib/duration'
 import { createOutput } from '../../output';
 import { EVENT_NAMES, parseEventPatterns } from '../../hooks/events';
 import { generateSecret } from '../../hooks/sign';
-import { newHookId, updateHooks, type Hook } from '../../hooks/store';
+import { newHookId, type Hook } from '../../hooks/store';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
 import { hookView, hooksScope } from './view';
@@ -101,7 +101,7 @@ export function parseOptions(raw: RawInvocation): AddHookOptions {
 
 /** `taxprep hooks add`: stores a hook (0600) with a new secret, printed this once. */
 export async function run(ctx: Context, options: AddHookOptions): Promise<number> {
-  const { scope, hooksPath } = await hooksScope(ctx);
+  const { scope, store } = await hooksScope(ctx);
   const now = ctx.clock.now();
   const hook: Hook = {
     id: newHookId(),
@@ -122,7 +122,7 @@ export async function run(ctx: Context, options: AddHookOptions): Promise<number
     disabled_reason: null,
     created_at: now.toISOString(),
   };
-  await updateHooks(hooksPath, ctx.clock, (hooks) => hooks.push(hook));
+  await store.update(ctx.clock, (hooks) => hooks.push(hook));
   const out = createOutput(ctx);
   const secret = hook.secrets[0]!.secret;
   if (ctx.globals.json) {

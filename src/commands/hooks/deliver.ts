@@ -15,11 +15,11 @@ export function parseOptions(raw: RawInvocation): { wait: boolean } {
  * failed for good in this run.
  */
 export async function run(ctx: Context, options: { wait: boolean }): Promise<number> {
-  const { scope, hooksPath } = await hooksScope(ctx);
+  const { scope, store } = await hooksScope(ctx);
   const out = createOutput(ctx);
   const signal = ctx.interrupted();
   const totals = await withOutbox(ctx, scope, async (outbox) => {
-    const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message) });
+    const deliverer = new Deliverer({ outbox, hooks: store, scope, clock: ctx.clock, note: (message) => out.note(message) });
     const sum = { delivered: 0, retried: 0, failed: 0 };
     try {
       for (;;) {

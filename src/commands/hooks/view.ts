@@ -3,18 +3,18 @@ import { OUTBOX, Outbox, defaultOutboxPath } from '../../batch/ledgers/outbox';
 import { UsageError } from '../../errors';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
 import { redactSecret } from '../../hooks/sign';
-import { defaultHooksPath, findHook, inScope, readHooks, targetOf, updateHooks, type Hook, type Scope } from '../../hooks/store';
+import { defaultHooksPath, findHook, hooksFile, inScope, targetOf, type Hook, type HooksStore, type Scope } from '../../hooks/store';
 import type { Context } from '../../types';
 
-/** The profile and base URL a hooks command works in, and where the hooks file is. */
-export async function hooksScope(ctx: Context): Promise<{ scope: Scope; hooksPath: string }> {
+/** The profile and base URL a hooks command works in, and where the hooks are kept. */
+export async function hooksScope(ctx: Context): Promise<{ scope: Scope; store: HooksStore }> {
   const settings = await ctx.settings();
-  return { scope: { profile: settings.profileName, baseUrl: settings.baseUrl }, hooksPath: defaultHooksPath(ctx.env) };
+  return { scope: { profile: settings.profileName, baseUrl: settings.baseUrl }, store: hooksFile(defaultHooksPath(ctx.env)) };
 }
 
-export async function scopedHooks(ctx: Context): Promise<{ scope: Scope; hooksPath: string; hooks: Hook[] }> {
-  const { scope, hooksPath } = await hooksScope(ctx);
-  return { scope, hooksPath, hooks: (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope)) };
+export async function scopedHooks(ctx: Context): Promise<{ scope: Scope; store: HooksStore; hooks: Hook[] }> {
+  const { scope, store } = await hooksScope(ctx);
+  return { scope, store, hooks: (await store.read()).filter((hook) => inScope(hook, scope)) };
 }
 
 /** A hook as every output shows it: headers' values and secrets redacted. */
@@ -69,10 +69,10 @@ export function parseSince(text: string, now: Date): number {
   return at;
 }
 
-/** Changes one hook of this scope under the hooks file's lock; an unknown id changes nothing (exit 2). */
+/** Changes one hook of this scope in its store (the hooks file under its lock); an unknown id changes nothing (exit 2). */
 export async function editHook(ctx: Context, id: string, change: (hook: Hook, hooks: Hook[]) => void): Promise<Hook> {
-  const { scope, hooksPath } = await hooksScope(ctx);
-  return updateHooks(hooksPath, ctx.clock, (hooks) => {
+  const { scope, store } = await hooksScope(ctx);
+  return store.update(ctx.clock, (hooks) => {
     const hook = findHook(hooks, scope, id);
     change(hook, hooks);
     return hook;
