@@ -102,6 +102,7 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
   if (typeof raw.profile === 'string') globals.profile = raw.profile;
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
   if (typeof raw.maxResponseSize === 'string') globals.maxResponseSize = raw.maxResponseSize;
+  if (typeof raw.stateUrl === 'string') globals.stateUrl = raw.stateUrl;
   if (typeof raw.timeout === 'string') {
     const rule = `must be ${durationRule()}, greater than 0${bareNumberNote(raw.timeout)}`;
     const timeoutMs = parseDuration(raw.timeout) ?? 0;

@@ -1,3 +1,4 @@
+import type { StateBackend } from './state/backend';
 import type { Readable, Writable } from 'node:stream';
 import type { ApiClient } from './api/types';
 import type { LearnedStore } from './config/learned';
@@ -39,6 +40,8 @@ export interface GlobalOptions {
   retry: boolean;
   /** `--max-response-size` as given; checked with the other size settings (src/config/settings.ts). */
   maxResponseSize?: string;
+  /** `--state-url`: the shared store of taxprep's state (src/state/). */
+  stateUrl?: string;
 }
 
 /** Where a setting came from, for `whoami` and `--verbose`. */
@@ -61,6 +64,15 @@ export interface ResolvedSettings {
   uploadMaxBytes?: number;
   /** The profile's `upload_types` (media types and `.extensions`, lower case), when set by hand. */
   uploadTypes?: string[];
+  /** Where taxprep's state is shared (flag, environment, profile); absent: files on this machine. */
+  state?: StateSetting;
+}
+
+/** A shared store of taxprep's state: its URL (it may hold a password: print it only through `redactStateUrl`) and namespace. */
+export interface StateSetting {
+  url: string;
+  source: SettingSource;
+  namespace: string;
 }
 
 export interface Profile {
@@ -75,6 +87,9 @@ export interface Profile {
   uploadMaxSize?: string;
   /** `upload_types` in the file: the file types the service takes, when known. */
   uploadTypes?: string[];
+  /** `state_url` and `state_namespace` in the file: taxprep's state in a shared store (docs/team.md). */
+  stateUrl?: string;
+  stateNamespace?: string;
 }
 
 /** The profile store (src/config/): read directly, written through conf; file mode 0600, one default profile. */
@@ -125,6 +140,8 @@ export interface Context {
   settings(): Promise<ResolvedSettings>;
   /** What was learned from the service of the resolved settings (profile and base URL): src/config/learned.ts. */
   learned(): Promise<LearnedStore>;
+  /** Where taxprep's state is kept: files on this machine, or the shared store of a state URL (src/state/backend.ts). */
+  state(): Promise<StateBackend>;
   /** An API client for the resolved settings; fails with `MissingCredentialsError` when `requireKey` and no key is set. */
   api(options?: ApiOptions): Promise<ApiClient>;
   /** Reads a secret: a hidden prompt on a terminal, else one line of stdin. */

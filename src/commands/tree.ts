@@ -32,6 +32,7 @@ export const program: CommandSpec = {
     { flag: '--max-retries <n>', help: 'retries of a failed request', range: { min: 0, max: MAX_RETRIES_LIMIT }, default: '3' },
     { flag: '--no-retry', help: 'never retry a request (same as --max-retries 0)' },
     { flag: '--max-response-size <size>', help: 'largest answer taxprep reads, e.g. 8MB, 512KB (also TAXPREP_MAX_RESPONSE_SIZE)', default: '8MB' },
+    { flag: '--state-url <url>', help: 'share taxprep\'s state in PostgreSQL (also TAXPREP_STATE_URL; docs/team.md)' },
     { flag: '--verbose', help: 'trace each request and response on stderr (the key redacted)' },
     { flag: '--no-color', help: 'no colour (also NO_COLOR=1 or TERM=dumb)' },
   ],

@@ -1,7 +1,7 @@
 import { CONTRACT_API_KEY_HINT, hasApiKeyShape } from '../contract/apiKeys';
 import { BASE_PATH, endsInVersion } from '../contract/version';
 import { normalType } from '../contract/uploads';
-import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
+import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource, StateSetting } from '../types';
 import { MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
 
 type Env = Record<string, string | undefined>;
@@ -15,6 +15,8 @@ export const ENVIRONMENT_VARIABLES = {
   baseUrl: 'TAXPREP_BASE_URL',
   maxResponseSize: 'TAXPREP_MAX_RESPONSE_SIZE',
   queryParameters: 'TAXPREP_QUERY_PARAMETERS',
+  stateUrl: 'TAXPREP_STATE_URL',
+  stateNamespace: 'TAXPREP_STATE_NAMESPACE',
 } as const;
 
 /** "A few MB": far above any page of 100 items, far below what would trouble the machine. */
@@ -126,7 +128,7 @@ export function checkNewApiKey(key: string): string {
  * The profile store is not opened when flags and environment already give a base URL and a key.
  */
 export async function resolveSettings(input: {
-  globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize'>;
+  globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize' | 'stateUrl'>;
   env: Env;
   profiles: () => Promise<ProfileStore>;
 }): Promise<ResolvedSettings> {
@@ -209,8 +211,34 @@ export async function resolveSettings(input: {
     queryParameters,
     ...profileUploadRules(profile),
   };
+  const state = stateSetting(globals, env, profile);
+  if (state !== undefined) resolved.state = state;
   if (profileSource !== undefined) resolved.profileSource = profileSource;
   return resolved;
+}
+
+const NAMESPACE_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
+const NAMESPACE_RULE = 'must be 1 to 63 lower-case letters, digits, "_", "." or "-", starting with a letter or digit';
+
+/**
+ * The shared store of taxprep's state, when one is set: `--state-url`, then TAXPREP_STATE_URL,
+ * then the profile's `state_url`; its namespace from TAXPREP_STATE_NAMESPACE, the profile's
+ * `state_namespace`, or "default". The URL is checked when the store is opened (src/state/).
+ */
+function stateSetting(globals: Pick<GlobalOptions, 'stateUrl'>, env: Env, profile: Profile | undefined): StateSetting | undefined {
+  const envUrl = fromEnv(env, ENVIRONMENT_VARIABLES.stateUrl);
+  const [url, source]: [string | undefined, SettingSource] =
+    globals.stateUrl !== undefined ? [globals.stateUrl, 'flag'] : envUrl !== undefined ? [envUrl, 'environment'] : [profile?.stateUrl, 'profile'];
+  if (url === undefined) return undefined;
+  const envNamespace = fromEnv(env, ENVIRONMENT_VARIABLES.stateNamespace);
+  const [namespace, where] =
+    envNamespace !== undefined
+      ? [envNamespace, ENVIRONMENT_VARIABLES.stateNamespace]
+      : profile?.stateNamespace !== undefined
+        ? [profile.stateNamespace, `state_namespace of profile "${profile.name}"`]
+        : ['default', 'default'];
+  if (!NAMESPACE_PATTERN.test(namespace)) throw new UsageError(`${where} ${NAMESPACE_RULE}`, { details: { state_namespace: [NAMESPACE_RULE] } });
+  return { url, source, namespace };
 }
 
 /** Whether a base URL ends in the contract's version segment; `profiles add` and `whoami` warn when not. */

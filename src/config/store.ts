@@ -21,6 +21,8 @@ interface StoredProfile {
   query_parameters?: Record<string, string>;
   upload_max_size?: string;
   upload_types?: string[];
+  state_url?: string;
+  state_namespace?: string;
   [key: string]: unknown;
 }
 interface StoredProfiles {
@@ -74,6 +76,8 @@ export function openProfileStore(env: Env): ProfileStore {
     if (stored.query_parameters !== undefined) profile.queryParameters = stored.query_parameters;
     if (stored.upload_max_size !== undefined) profile.uploadMaxSize = stored.upload_max_size;
     if (stored.upload_types !== undefined) profile.uploadTypes = stored.upload_types;
+    if (stored.state_url !== undefined) profile.stateUrl = stored.state_url;
+    if (stored.state_namespace !== undefined) profile.stateNamespace = stored.state_namespace;
     return profile;
   };
   const toStored = (profile: Profile): StoredProfile => {
@@ -82,6 +86,8 @@ export function openProfileStore(env: Env): ProfileStore {
     if (profile.queryParameters !== undefined) stored.query_parameters = profile.queryParameters;
     if (profile.uploadMaxSize !== undefined) stored.upload_max_size = profile.uploadMaxSize;
     if (profile.uploadTypes !== undefined) stored.upload_types = profile.uploadTypes;
+    if (profile.stateUrl !== undefined) stored.state_url = profile.stateUrl;
+    if (profile.stateNamespace !== undefined) stored.state_namespace = profile.stateNamespace;
     return stored;
   };
 
