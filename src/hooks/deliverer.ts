@@ -19,6 +19,12 @@ export interface DelivererOptions {
   /** A notice for the person (stderr): a hook disabled, a delivery given up. */
   note: (message: string) => Promise<void>;
   concurrency?: number;
+  /**
+   * Claims an attempt before it is sent, when several machines share the outbox (a shared store:
+   * src/state/sharedOutbox.ts); throws when this machine may no longer send. Absent for the outbox
+   * file, whose lock makes its holder the only sender.
+   */
+  claim?: (delivery: Delivery, attempt: number) => Promise<void>;
 }
 
 export interface SweepResult {
@@ -120,6 +126,7 @@ export class Deliverer {
     const { outbox, clock } = this.options;
     const now = clock.now();
     const body = await outbox.bodyOf(delivery.event);
+    if (this.options.claim !== undefined) await this.options.claim(delivery, delivery.attempts + 1);
     crashPoint('hooks.before-attempt');
     const outcome = await attemptDelivery(hook, delivery.event, body, liveSecrets(hook, now), now, this.dispatcher);
     crashPoint('hooks.after-attempt');

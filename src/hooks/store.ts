@@ -70,7 +70,7 @@ function damaged(path: string, rule: string): UsageError {
 
 /**
  * Where the hooks are kept: the hooks file (the default), or a shared store, where every machine
- * of a team sees and changes the same hooks (src/team/hooksStore.ts). A hook's secrets live with
+ * of a team sees and changes the same hooks (src/state/sharedHooks.ts). A hook's secrets live with
  * it in either.
  */
 export interface HooksStore {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { acquireLedgerLock } from '../batch/lock';
-import { OUTBOX, Outbox, defaultOutboxPath } from '../batch/ledgers/outbox';
+import { OUTBOX, Outbox, defaultOutboxPath, type Delivery } from '../batch/ledgers/outbox';
 import type { Change } from '../follow/changes';
 import { crashPoint } from '../lib/crashPoints';
 import { sanitizeLine } from '../output/sanitize';
@@ -32,6 +32,8 @@ export interface WatchHooks {
 export interface OpenedOutbox {
   outbox: Outbox;
   release(): Promise<void>;
+  /** See `DelivererOptions.claim`. */
+  claim?: (delivery: Delivery, attempt: number) => Promise<void>;
 }
 
 /** Where a watch finds its hooks, and how it opens the outbox for writing. */
@@ -67,7 +69,7 @@ export async function openWatchHooks(
   const { hooks: hooksStore } = where;
   // Read first: damaged hooks stop watch before it reads or records anything (exit 2).
   await hooksStore.read();
-  const { outbox, release } = await where.openOutbox();
+  const { outbox, release, claim } = await where.openOutbox();
   try {
     // A watch killed between queueing a pass and recording it: the state says whether it was recorded.
     for (const pass of outbox.unsettledPasses()) await outbox.settlePass(pass, pass === options.recordedPass ? 'committed' : 'dropped', ctx.clock.now());
@@ -76,7 +78,7 @@ export async function openWatchHooks(
     await release();
     throw error;
   }
-  const deliverer = new Deliverer({ outbox, hooks: hooksStore, scope, clock: ctx.clock, note });
+  const deliverer = new Deliverer({ outbox, hooks: hooksStore, scope, clock: ctx.clock, note, claim });
   const stop = new AbortController();
   const stopping = AbortSignal.any([stop.signal, options.signal]);
   let wake = new AbortController();

@@ -134,7 +134,7 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
   }
   checks.push(...knownRuleChecks(settings, learned, learnedStore.path));
   checks.push(profileFileCheck(store.path, settings), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
-  checks.push(...(await hookChecks(ctx, settings)));
+  checks.push(...(await hookChecks(ctx)));
   checks.sort((a, b) => GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group));
 
   const exitCode = exitCodeOf(checks);

@@ -6,7 +6,8 @@ import { generateSecret } from '../../hooks/sign';
 import { newHookId, type Hook } from '../../hooks/store';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookView, hooksScope } from './view';
+import { hookView } from './view';
+import { hooksPlaceOf } from '../../hooks/place';
 
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 export const DEFAULT_HOOK_TIMEOUT = '15s';
@@ -101,7 +102,7 @@ export function parseOptions(raw: RawInvocation): AddHookOptions {
 
 /** `taxprep hooks add`: stores a hook (0600) with a new secret, printed this once. */
 export async function run(ctx: Context, options: AddHookOptions): Promise<number> {
-  const { scope, store } = await hooksScope(ctx);
+  const { scope, store } = await hooksPlaceOf(ctx);
   const now = ctx.clock.now();
   const hook: Hook = {
     id: newHookId(),

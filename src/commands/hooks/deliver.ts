@@ -3,7 +3,7 @@ import { Deliverer } from '../../hooks/deliverer';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hooksScope, withOutbox } from './view';
+import { hooksPlaceOf } from '../../hooks/place';
 
 export function parseOptions(raw: RawInvocation): { wait: boolean } {
   return { wait: raw.flags.wait === true };
@@ -15,11 +15,11 @@ export function parseOptions(raw: RawInvocation): { wait: boolean } {
  * failed for good in this run.
  */
 export async function run(ctx: Context, options: { wait: boolean }): Promise<number> {
-  const { scope, store } = await hooksScope(ctx);
+  const { scope, store, withOutbox } = await hooksPlaceOf(ctx);
   const out = createOutput(ctx);
   const signal = ctx.interrupted();
-  const totals = await withOutbox(ctx, scope, async (outbox) => {
-    const deliverer = new Deliverer({ outbox, hooks: store, scope, clock: ctx.clock, note: (message) => out.note(message) });
+  const totals = await withOutbox(async (outbox, claim) => {
+    const deliverer = new Deliverer({ outbox, hooks: store, scope, clock: ctx.clock, note: (message) => out.note(message), claim });
     const sum = { delivered: 0, retried: 0, failed: 0 };
     try {
       for (;;) {

@@ -3,7 +3,7 @@ import { matchesEvent } from '../../hooks/events';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookIdArgument, parseSince, scopedHooks, withOutbox } from './view';
+import { hookIdArgument, parseSince, scopedHooks } from './view';
 
 export interface RecoverOptions {
   id: string;
@@ -20,10 +20,10 @@ export function parseOptions(raw: RawInvocation): RecoverOptions {
  * each under its own webhook-id.
  */
 export async function run(ctx: Context, options: RecoverOptions): Promise<number> {
-  const { scope, hooks } = await scopedHooks(ctx);
+  const { scope, hooks, withOutbox } = await scopedHooks(ctx);
   const hook = findHook(hooks, scope, options.id);
   const sinceMs = parseSince(options.since, ctx.clock.now());
-  const count = await withOutbox(ctx, scope, async (outbox) => {
+  const count = await withOutbox(async (outbox) => {
     const events = outbox.eventsSince(sinceMs).filter((event) => event.event !== 'taxprep.ping' && matchesEvent(hook.events, event.event));
     for (const event of events) await outbox.redeliver(event.id, hook.id, ctx.clock.now());
     return events.length;

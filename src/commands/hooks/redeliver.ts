@@ -2,7 +2,7 @@ import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hooksScope, withOutbox } from './view';
+import { hooksPlaceOf } from '../../hooks/place';
 
 export function parseOptions(raw: RawInvocation): { deliveries: string[] } {
   const deliveries = (raw.args[0] as string[] | undefined) ?? [];
@@ -15,8 +15,8 @@ export function parseOptions(raw: RawInvocation): { deliveries: string[] } {
  * one unknown changes nothing.
  */
 export async function run(ctx: Context, options: { deliveries: string[] }): Promise<number> {
-  const { scope } = await hooksScope(ctx);
-  const count = await withOutbox(ctx, scope, async (outbox) => {
+  const { withOutbox } = await hooksPlaceOf(ctx);
+  const count = await withOutbox(async (outbox) => {
     const found = options.deliveries.flatMap((key) => {
       const matches = key.includes(':') ? [outbox.get(key)].filter((delivery) => delivery !== undefined) : outbox.ofEvent(key);
       if (matches.length === 0) {

@@ -1,20 +1,14 @@
-import { withLedger } from '../../batch/ledger';
-import { OUTBOX, Outbox, defaultOutboxPath } from '../../batch/ledgers/outbox';
 import { UsageError } from '../../errors';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
 import { redactSecret } from '../../hooks/sign';
-import { defaultHooksPath, findHook, hooksFile, inScope, targetOf, type Hook, type HooksStore, type Scope } from '../../hooks/store';
+import { hooksPlaceOf, type HooksPlace } from '../../hooks/place';
+import { findHook, inScope, targetOf, type Hook } from '../../hooks/store';
 import type { Context } from '../../types';
 
-/** The profile and base URL a hooks command works in, and where the hooks are kept. */
-export async function hooksScope(ctx: Context): Promise<{ scope: Scope; store: HooksStore }> {
-  const settings = await ctx.settings();
-  return { scope: { profile: settings.profileName, baseUrl: settings.baseUrl }, store: hooksFile(defaultHooksPath(ctx.env)) };
-}
-
-export async function scopedHooks(ctx: Context): Promise<{ scope: Scope; store: HooksStore; hooks: Hook[] }> {
-  const { scope, store } = await hooksScope(ctx);
-  return { scope, store, hooks: (await store.read()).filter((hook) => inScope(hook, scope)) };
+/** The hooks of the command's scope (see `hooksPlaceOf`), with where they are kept and the outbox. */
+export async function scopedHooks(ctx: Context): Promise<HooksPlace & { hooks: Hook[] }> {
+  const place = await hooksPlaceOf(ctx);
+  return { ...place, hooks: (await place.store.read()).filter((hook) => inScope(hook, place.scope)) };
 }
 
 /** A hook as every output shows it: headers' values and secrets redacted. */
@@ -71,15 +65,10 @@ export function parseSince(text: string, now: Date): number {
 
 /** Changes one hook of this scope in its store (the hooks file under its lock); an unknown id changes nothing (exit 2). */
 export async function editHook(ctx: Context, id: string, change: (hook: Hook, hooks: Hook[]) => void): Promise<Hook> {
-  const { scope, store } = await hooksScope(ctx);
+  const { scope, store } = await hooksPlaceOf(ctx);
   return store.update(ctx.clock, (hooks) => {
     const hook = findHook(hooks, scope, id);
     change(hook, hooks);
     return hook;
   });
-}
-
-/** Runs `work` with this scope's outbox locked and open: a running watch holds it (exit 10). */
-export async function withOutbox<T>(ctx: Context, scope: Scope, work: (outbox: Outbox) => Promise<T>): Promise<T> {
-  return withLedger(defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl), OUTBOX, { waitMs: 2_000, clock: ctx.clock, open: Outbox.open }, work);
 }

@@ -163,7 +163,7 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
     took_ms: ctx.clock.now().getTime() - started,
   };
   const out = createOutput(ctx);
-  const hooks = await hookTroubles(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl });
+  const hooks = await hookTroubles(ctx);
   if (ctx.globals.json) await out.json({ ...document, hooks_needing_attention: hooks });
   else if (options.csv) await printCsv(ctx, document);
   else await printSections(out, document);

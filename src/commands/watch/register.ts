@@ -18,6 +18,7 @@ export const watch: CommandSpec = {
     { flag: '--state <file>', help: 'the file that remembers the last look (default: one per profile and base URL in the user state directory)', complete: 'files' },
     { flag: '--reset-state', help: 'forget the last look (even a damaged state file) and record a new baseline' },
     { flag: '--initial', help: 'on the first look, report everything seen as having appeared (otherwise it prints nothing)' },
+    { flag: '--lease <duration>', help: 'with a shared store: how long the watch lease lasts unrenewed (3s to 10m); a standby takes over within it and a sixth more', default: '30s' },
   ],
   examples: [
     'taxprep watch --once                              # from cron: mail only when something changed',
@@ -45,7 +46,15 @@ export const watch: CommandSpec = {
     'Hooks (taxprep hooks add) get every change as a signed POST or a command,\n' +
     'at least once: a running watch delivers as deliveries fall due, --once\n' +
     'before it exits. One watch per profile and base URL at a time (a second\n' +
-    'exits 10).',
+    'exits 10).\n' +
+    'With a shared store (TAXPREP_STATE_URL; docs/team.md) any number of\n' +
+    'machines may run watch: the one holding the lease looks and delivers, the\n' +
+    'others stand by (saying so on stderr, and which machine holds it) and take\n' +
+    'over within 35s of the holder dying (--lease 30s and a standby\'s poll of\n' +
+    '5s), from the last look it recorded. --once finding the lease held exits 0\n' +
+    'having read nothing. Under --json the lease is told on stderr, one JSON line\n' +
+    'each: {"watch": "standby", "holder": {"host", "pid"}, "lease_expires_at",\n' +
+    '"takeover_within_ms"}, {"watch": "holding" or "lost", "fence"}.',
   exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
   load: () => import('./watch'),
 };

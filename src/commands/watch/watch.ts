@@ -1,5 +1,6 @@
-import { EXIT } from '../../errors';
-import { formatDuration } from '../../lib/duration';
+import { EXIT, UsageError } from '../../errors';
+import { durationRule, formatDuration, parseDuration } from '../../lib/duration';
+import { DEFAULT_LEASE_MS, MAX_LEASE_MS, MIN_LEASE_MS } from '../../follow/lease';
 import { createOutput, type Output } from '../../output';
 import { createStatusLine } from '../../output/statusLine';
 import { sanitizeLine } from '../../output/sanitize';
@@ -24,6 +25,8 @@ export interface WatchOptions {
   statePath: string | undefined;
   resetState: boolean;
   initial: boolean;
+  /** With a shared store: how long the watch lease lasts without a renewal (src/follow/lease.ts). */
+  leaseMs: number;
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -38,7 +41,16 @@ export function parseOptions(raw: RawInvocation): WatchOptions {
     statePath: text(flags.state),
     resetState: flags.resetState === true,
     initial: flags.initial === true,
+    leaseMs: typeof flags.lease === 'string' ? parseLease(flags.lease) : DEFAULT_LEASE_MS,
   };
+}
+
+const LEASE_RULE = `must be ${durationRule()}, from ${formatDuration(MIN_LEASE_MS)} to ${formatDuration(MAX_LEASE_MS)}`;
+
+function parseLease(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < MIN_LEASE_MS || ms > MAX_LEASE_MS) throw new UsageError(`--lease ${LEASE_RULE}`, { details: { '--lease': [LEASE_RULE] } });
+  return ms;
 }
 
 /**
@@ -51,6 +63,20 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
   const settings = await ctx.settings();
   const api = await ctx.api();
   const scope = { profile: settings.profileName, baseUrl: settings.baseUrl };
+  const shared = (await ctx.state()).shared;
+  if (shared !== undefined) {
+    if (options.statePath !== undefined) {
+      throw new UsageError(`--state names a file, and the watch state is in the shared store ${shared.describe}`, {
+        details: { '--state': ['cannot be used with a shared store'] },
+        hint: 'Leave --state out: every machine of the namespace shares one watch state.',
+      });
+    }
+    const { watchAsTeam } = await import('./team');
+    const { teamScopeOf, teamSqlOf } = await import('../../state/teamSql');
+    const code = await watchAsTeam(ctx, options, { api, settings, sql: teamSqlOf(shared), team: teamScopeOf(shared), storeName: shared.describe });
+    if (code === EXIT.INTERRUPTED) await createOutput(ctx).note(`watch: stopped; every change printed is recorded in ${shared.describe}`);
+    return code;
+  }
   const statePath = options.statePath ?? defaultStatePath(ctx.env, settings.profileName, settings.baseUrl);
   const place: WatchPlace = {
     where: statePath,
