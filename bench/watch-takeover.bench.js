@@ -1,8 +1,8 @@
 // Watch takeover with a shared store (issue 34): how long after the lease's holder is SIGKILLed a
 // standby takes over, against the bound `watch --help` states (the lease and a standby's poll: 35 s
 // at the default --lease 30s, 3.5 s at --lease 3s). Two "machines" (a home directory each) run
-// `taxprep watch --json` on one PostgreSQL store (TAXPREP_TEST_STATE_URL, which .ci/with-postgres
-// sets) against one `serve --mock`; the holder is killed at a random point of its renewal period
+// `taxprep watch --json` on one PostgreSQL store (TAXPREP_TEST_POSTGRES_URL and PGPASSFILE, which
+// .ci/with-postgres sets) against one `serve --mock`; the holder is killed at a random point of its renewal period
 // (uniform over a third of the lease), and the time runs from the kill to the standby's
 // `{"watch":"holding"}` line. ROUNDS rounds at --lease 3s, then one at the default 30s
 // (`node bench/watch-takeover.bench.js ROUNDS`). Target: every takeover within its bound.
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROUNDS = Number(process.argv[2] ?? 6);
-const STATE_URL = process.env.TAXPREP_TEST_STATE_URL;
+const STATE_URL = process.env.TAXPREP_TEST_POSTGRES_URL;
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(repoRoot, 'bin', 'taxprep.cjs');
 
@@ -34,10 +34,10 @@ function start(args, env) {
   return { child, output, ended };
 }
 
-async function until(condition, what, limitMs) {
+async function until(condition, what, limitMs, watch) {
   const deadline = performance.now() + limitMs;
   while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}${watch === undefined ? '' : `; it said: ${watch.output.stderr}`}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   return performance.now();
@@ -55,7 +55,7 @@ function machine(namespace) {
   writeFileSync(join(home, 'clients.txt'), '1001\n');
   return {
     home,
-    env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), XDG_STATE_HOME: join(home, 'state'), TAXPREP_BASE_URL: started.base_url, TAXPREP_API_KEY: key, TAXPREP_STATE_URL: STATE_URL, TAXPREP_STATE_NAMESPACE: namespace },
+    env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data'), XDG_STATE_HOME: join(home, 'state'), TAXPREP_BASE_URL: started.base_url, TAXPREP_API_KEY: key, TAXPREP_STATE_URL: STATE_URL, TAXPREP_STATE_NAMESPACE: namespace, PGPASSFILE: process.env.PGPASSFILE ?? '' },
   };
 }
 
@@ -66,15 +66,15 @@ async function takeover(leaseMs) {
   const a = machine(namespace);
   const b = machine(namespace);
   const holder = start(watchArgs(a), a.env);
-  await until(() => told(holder, 'holding'), 'the first watch to hold the lease', 30_000);
+  await until(() => told(holder, 'holding'), 'the first watch to hold the lease', 30_000, holder);
   const standby = start(watchArgs(b), b.env);
   try {
-    await until(() => told(standby, 'standby'), 'the second watch to stand by', 30_000);
+    await until(() => told(standby, 'standby'), 'the second watch to stand by', 30_000, standby);
     // Anywhere in the holder's renewal period: right after a renewal is the worst case.
     await new Promise((resolve) => setTimeout(resolve, Math.random() * (leaseMs / 3)));
     holder.child.kill('SIGKILL');
     const killedAt = performance.now();
-    const tookOverAt = await until(() => told(standby, 'holding'), 'the standby to take over', leaseMs * 3);
+    const tookOverAt = await until(() => told(standby, 'holding'), 'the standby to take over', leaseMs * 3, standby);
     return tookOverAt - killedAt;
   } finally {
     holder.child.kill('SIGKILL');
