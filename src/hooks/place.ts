@@ -1,10 +1,5 @@
-import { LedgerLockedError } from '../errors';
 import { withLedger, type LineStore } from '../batch/ledger';
 import { OUTBOX, Outbox, defaultOutboxPath, type Delivery } from '../batch/ledgers/outbox';
-import { DEFAULT_LEASE_MS, keepLease, newHolder, releaseLease, takeLease } from '../follow/lease';
-import { sharedHooks } from '../state/sharedHooks';
-import { claimAttempt, sharedOutboxLines } from '../state/sharedOutbox';
-import { teamScopeOf, teamSqlOf } from '../state/teamSql';
 import type { Context } from '../types';
 import { defaultHooksPath, hooksFile, type HooksStore, type Scope } from './store';
 
@@ -27,10 +22,8 @@ export interface HooksPlace {
   withOutbox<T>(work: (outbox: Outbox, claim?: (delivery: Delivery, attempt: number) => Promise<void>) => Promise<T>): Promise<T>;
 }
 
-/** How long `hooks deliver` and the others wait for the outbox a running watch holds (exit 10). */
+/** How long `hooks deliver` and the others wait for the outbox file a running watch holds (exit 10). */
 const OUTBOX_WAIT_MS = 2_000;
-/** The lease a hooks command takes for its run: a watch's default, so a standby watch takes over as soon after its death. */
-const OUTBOX_LEASE_MS = DEFAULT_LEASE_MS;
 
 export async function hooksPlaceOf(ctx: Context): Promise<HooksPlace> {
   const settings = await ctx.settings();
@@ -45,35 +38,7 @@ export async function hooksPlaceOf(ctx: Context): Promise<HooksPlace> {
       withOutbox: (work) => withLedger(outboxPath, OUTBOX, { waitMs: OUTBOX_WAIT_MS, clock: ctx.clock, open: Outbox.open }, (outbox) => work(outbox)),
     };
   }
-  const sql = teamSqlOf(shared);
-  const team = teamScopeOf(shared);
-  return {
-    scope: { profile: null, baseUrl: settings.baseUrl },
-    store: sharedHooks(sql, team),
-    outboxLines: sharedOutboxLines(sql, team, shared.describe, undefined),
-    async withOutbox(work) {
-      const taken = await takeLease(sql, team, newHolder(), OUTBOX_LEASE_MS);
-      if (!taken.taken) {
-        const { host, pid } = taken.current.holder;
-        throw new LedgerLockedError(`the webhook outbox of ${shared.describe} is in use by the watch on ${host} (pid ${pid}); nothing was sent`, {
-          details: { store: shared.describe, host, pid },
-          hint: 'That watch delivers what is due itself; stop it first to run this command.',
-        });
-      }
-      const { lease } = taken;
-      // Renewed for as long as the command runs (`hooks deliver --wait`); lost, its next write is refused (exit 10).
-      const keeper = keepLease(sql, team, lease, OUTBOX_LEASE_MS, ctx.clock, () => undefined);
-      try {
-        const outbox = await Outbox.open(sharedOutboxLines(sql, team, shared.describe, lease));
-        try {
-          return await work(outbox, (delivery, attempt) => claimAttempt(sql, team, lease, delivery, attempt));
-        } finally {
-          await outbox.close();
-        }
-      } finally {
-        keeper.stop();
-        await releaseLease(sql, team, lease).catch(() => undefined);
-      }
-    },
-  };
+  // Loaded only with a shared store: a command on files never loads the database client.
+  const { sharedHooksPlace } = await import('../state/sharedHooksPlace');
+  return sharedHooksPlace(ctx, shared, settings.baseUrl);
 }

@@ -198,7 +198,12 @@ async function inTransaction(client: PoolClient, store: SharedStore, work: () =>
 }
 
 /** Lines (JSON text, one entry each) inserted in order in one statement: committed together, or not at all. */
-function insertLines(client: PoolClient, scope: unknown[], lines: readonly string[]): Promise<unknown> {
+/** What writing ledger lines needs of a connection: a held session's (PoolClient), or a transaction's of one's own (the outbox's, fenced by the watch lease: ./sharedOutbox.ts). */
+export interface Statements {
+  query(sql: string, parameters: unknown[]): Promise<unknown>;
+}
+
+export function insertLines(client: Statements, scope: unknown[], lines: readonly string[]): Promise<unknown> {
   return client.query(
     `INSERT INTO ${SCHEMA}.ledger_lines (namespace, base_url, kind, entry)
      SELECT $1, $2, $3, line::jsonb FROM unnest($4::text[]) WITH ORDINALITY AS given(line, n) ORDER BY n`,
@@ -211,7 +216,7 @@ function insertLines(client: PoolClient, scope: unknown[], lines: readonly strin
  * queued while an insert is in flight go out together in the next, and a waited line's promise
  * resolves only once its insert is committed. Positions count lines.
  */
-class PostgresAppender implements LineAppender {
+export class PostgresAppender implements LineAppender {
   private queue: Array<{ line: string; waiter: { resolve: () => void; reject: (error: unknown) => void } | undefined }> = [];
   private flushing: Promise<void> | undefined;
   private failure: unknown;
@@ -220,8 +225,8 @@ class PostgresAppender implements LineAppender {
   private closed = false;
 
   constructor(
-    private readonly client: PoolClient,
-    private readonly store: SharedStore,
+    private readonly client: Statements,
+    private readonly store: Pick<SharedStore, 'failure'>,
     private readonly scope: unknown[],
     length: number,
   ) {

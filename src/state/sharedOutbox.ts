@@ -1,7 +1,7 @@
-import type { LedgerKind, LineAppender, LinePosition, LineStore } from '../batch/ledger';
+import type { LedgerKind, LinePosition, LineStore } from '../batch/ledger';
 import { OUTBOX, type Delivery } from '../batch/ledgers/outbox';
-import { heldWrite } from '../lib/heldWrites';
 import { SCHEMA } from './schema';
+import { insertLines, PostgresAppender } from './postgres';
 import { fenced, type HeldLease } from '../follow/lease';
 import type { TeamScope, TeamSql } from './teamSql';
 
@@ -38,90 +38,12 @@ export function sharedOutboxLines(sql: TeamSql, team: TeamScope, where: string, 
         });
         length = lines.length;
       }
-      return { appender: new FencedAppender(sql, team, lease, length), compacted };
+      // The other ledgers' group commit, each group inserted in a transaction of its own under the lease's token.
+      const fencedInsert = { query: (text: string, parameters: unknown[]) => fenced(sql, team, lease, (tx) => tx.query(text, parameters)) };
+      // Failures come already worded (teamSqlOf), a lost lease as itself.
+      return { appender: new PostgresAppender(fencedInsert, { failure: (error) => error }, scope, length), compacted };
     },
   };
-}
-
-/** Lines (JSON text, one entry each) inserted in order in one statement, as the other shared ledgers' (src/state/postgres.ts). */
-function insertLines(tx: TeamSql, scope: readonly string[], lines: readonly string[]): Promise<unknown> {
-  return tx.query(
-    `INSERT INTO ${SCHEMA}.ledger_lines (namespace, base_url, kind, entry)
-     SELECT $1, $2, $3, line::jsonb FROM unnest($4::text[]) WITH ORDINALITY AS given(line, n) ORDER BY n`,
-    [...scope, lines.map((line) => line.trimEnd())],
-  );
-}
-
-/**
- * Lines appended by the lease's holder: queued in order and written in groups, one fenced
- * transaction each (a group commit, as the file's), durable when a waited line's promise resolves.
- * Ends and positions count rows.
- */
-class FencedAppender implements LineAppender {
-  private queue: Array<{ line: string; waiter: { resolve: () => void; reject: (error: unknown) => void } | undefined }> = [];
-  private flushing: Promise<void> | undefined;
-  private failure: unknown;
-  private queuedEnd: number;
-  private writtenEnd: number;
-
-  constructor(
-    private readonly sql: TeamSql,
-    private readonly team: TeamScope,
-    private readonly lease: HeldLease,
-    length: number,
-  ) {
-    this.queuedEnd = length;
-    this.writtenEnd = length;
-  }
-
-  appendLine(line: string, options: { wait?: boolean } = {}): { position: LinePosition; done: Promise<void> } {
-    const position = { offset: this.queuedEnd, length: 1 };
-    this.queuedEnd += 1;
-    if (options.wait === false) {
-      this.queue.push({ line, waiter: undefined });
-      this.flushing ??= this.flush();
-      return { position, done: Promise.resolve() };
-    }
-    const done = new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, waiter: { resolve, reject } });
-      this.flushing ??= this.flush();
-    });
-    return { position, done };
-  }
-
-  holds(end: number): boolean {
-    return this.writtenEnd >= end;
-  }
-
-  async writtenTo(end: number): Promise<void> {
-    while (this.writtenEnd < end && this.flushing !== undefined) await this.flushing;
-    if (this.writtenEnd < end) throw this.failure ?? new Error('the webhook outbox of the shared store was not written');
-  }
-
-  async close(): Promise<void> {
-    while (this.flushing !== undefined) await this.flushing;
-    if (this.failure !== undefined) throw this.failure;
-  }
-
-  private async flush(): Promise<void> {
-    // Lines queued in this tick join the group.
-    await undefined;
-    while (this.queue.length > 0) {
-      const group = this.queue.splice(0);
-      try {
-        await heldWrite();
-        await fenced(this.sql, this.team, this.lease, (tx) => insertLines(tx, [this.team.namespace, this.team.baseUrl, OUTBOX.fileName], group.map((item) => item.line)));
-        this.writtenEnd += group.length;
-        for (const item of group) item.waiter?.resolve();
-      } catch (error) {
-        for (const item of group) {
-          if (item.waiter === undefined) this.failure ??= error;
-          else item.waiter.reject(error);
-        }
-      }
-    }
-    this.flushing = undefined;
-  }
 }
 
 /**

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
+import { startReceiver, type Received } from '../helpers/webhookReceiver';
 
 /**
  * `taxprep watch` on two and three "machines" (a home directory each, one key of one partner
@@ -100,37 +100,8 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
   }
 }
 
-interface Received {
-  id: string;
-  body: string;
-  verified: boolean;
-}
-
-/** A receiver on 127.0.0.1 that verifies each request with the hook's secret (set once known) and answers 204. */
-async function receiver() {
-  const received: Received[] = [];
-  const secrets: string[] = [];
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const headers = request.headers as Record<string, string>;
-      let verified = false;
-      try {
-        new Webhook(secrets[0]!).verify(body, headers);
-        verified = true;
-      } catch {
-        verified = false;
-      }
-      received.push({ id: headers['webhook-id']!, body, verified });
-      response.writeHead(204).end();
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received, secrets };
-}
+/** A receiver that answers 204 to everything, each request verified with the hook's secret once it is pushed. */
+const receiver = () => startReceiver(servers, () => ({ status: 204 }));
 
 async function control(path: string, body?: unknown, method = 'POST'): Promise<any> {
   const response = await mock.request(`/_mock${path}`, { method, body });
