@@ -193,6 +193,7 @@ function diagnosis(error: unknown): { what: string; todo: string } {
   const code = (error as { code?: string }).code ?? '';
   const message = error instanceof Error ? error.message : String(error);
   if (code === '28P01' || code === '28000') return { what: `refused the role (${message})`, todo: 'Check the user and its password (PGPASSWORD, ~/.pgpass) and pg_hba.conf.' };
+  if (/password must be a non-empty string/.test(message)) return { what: 'asked for a password and none was found', todo: 'Give it in PGPASSWORD, ~/.pgpass (or PGPASSFILE) or the service file; never in the URL of a flag.' };
   if (code === '3D000') return { what: `has no such database (${message})`, todo: 'Create the database, or name the right one in the state URL.' };
   if (code === '42501') return { what: `refused the role a permission (${message})`, todo: 'Grant the role the rights docs/team.md lists, or run `taxprep state migrate` with the owner role.' };
   if (code.startsWith('53')) return { what: `is out of room (${code}: ${message})`, todo: 'Free space on the database server; nothing unrecorded was sent: run again then.' };
