@@ -468,6 +468,14 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   }
 
   /**
+   * Appends entries read from another ledger of the same kind as they were written (their ids
+   * and times kept): `taxprep state import` and `export`. Durable when it resolves.
+   */
+  async copyIn(entries: readonly W[]): Promise<void> {
+    await Promise.all(entries.map((entry) => this.append(entry)));
+  }
+
+  /**
    * The entry as written, its `keptOnDisk` fields read again from its line. Only the holder of
    * the lock reads back: only it compacts, so only its positions are sure to name the right line.
    */

@@ -14,6 +14,7 @@ import { serve } from './serve/register';
 import type { CommandSpec } from './spec';
 import { version } from './version/register';
 import { status } from './status/register';
+import { state } from './state/register';
 import { watch } from './watch/register';
 import { whoami } from './whoami/register';
 
@@ -42,5 +43,5 @@ export const program: CommandSpec = {
     'taxprep docs list 1001 --json id,filename',
     'taxprep help formatting   # or: flags, environment, exit-codes, a command',
   ],
-  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, whoami, doctor, api, serve, completion, complete, help, version],
+  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, state, whoami, doctor, api, serve, completion, complete, help, version],
 };

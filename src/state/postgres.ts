@@ -44,11 +44,15 @@ export function openSharedStore(setting: StateSetting, baseUrl: string, env: Env
   const describe = `${url} (namespace "${setting.namespace}")`;
   const failure = (error: unknown) => storeError(error, url);
   let ready: Promise<void> | undefined;
-  const connect = async (): Promise<PoolClient> => {
+  const connectUnchecked = async (): Promise<PoolClient> => {
     const client = await pool.connect().catch((error: unknown) => {
       throw failure(error);
     });
     client.on('error', () => undefined);
+    return client;
+  };
+  const connect = async (): Promise<PoolClient> => {
+    const client = await connectUnchecked();
     try {
       await (ready ??= ensureSchema(client, url).catch((error: unknown) => {
         ready = undefined;
@@ -77,6 +81,7 @@ export function openSharedStore(setting: StateSetting, baseUrl: string, env: Env
       }
     },
     connect,
+    connectUnchecked,
     async sessionLock(name, options) {
       const client = await connect();
       const key = `taxprep|${setting.namespace}|${baseUrl}|${name}`;

@@ -113,6 +113,59 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
     expect((await b.run(['login-link', String(FIRST_ACCOUNT_ID + 2)])).exitCode).toBe(0);
   });
 
+  it('state import, run twice: a dry run first, the newer link per user wins, nothing copied twice; export writes files back', async () => {
+    const a = await machine();
+    const b = await machine();
+    const ids = [FIRST_ACCOUNT_ID, FIRST_ACCOUNT_ID + 1].map(String);
+    // A worked on files before the team had a store; B made a newer link for the first account in the store.
+    const local = await runCli(['login-link', ...ids], { home: a.home, env: { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: BATCH_KEYS.acme } });
+    expect(local.exitCode).toBe(0);
+    expect((await b.run(['login-link', ids[0]!])).exitCode).toBe(0);
+    const newest = mock.deps.store.state.loginLinks.filter((link) => link.account_id === FIRST_ACCOUNT_ID).at(-1)!;
+
+    const move = (args: string[]) => a.run(['--json', 'state', ...args]);
+    const dryRun = await move(['import', '--dry-run']);
+    expect(dryRun.exitCode).toBe(0);
+    expect(JSON.parse(dryRun.stdout).ledgers).toEqual([
+      { ledger: 'accounts', copied: 0, already_there: 0 },
+      { ledger: 'login-link', copied: 1, already_there: 1 },
+      { ledger: 'documents', copied: 0, already_there: 0 },
+    ]);
+    expect(await rows("SELECT 1 FROM taxprep_state.ledger_lines WHERE kind = 'login-links'")).toHaveLength(2);
+    expect(JSON.parse((await move(['import'])).stdout).ledgers[1]).toEqual({ ledger: 'login-link', copied: 1, already_there: 1 });
+    expect(JSON.parse((await move(['import'])).stdout).ledgers[1]).toEqual({ ledger: 'login-link', copied: 0, already_there: 2 });
+    const shared = JSON.parse((await b.run(['--json', 'login-link', 'ledger'])).stdout).links;
+    expect(shared).toHaveLength(2);
+    expect(shared.find((link: { account_id: number }) => link.account_id === FIRST_ACCOUNT_ID).created_at).toBe(newest.created_at);
+
+    const exported = join(b.home, 'exported');
+    expect(JSON.parse((await b.run(['--json', 'state', 'export', '--to', exported])).stdout).ledgers[1]).toEqual({ ledger: 'login-link', copied: 2, already_there: 0 });
+    const fromFiles = await runCli(['--json', 'login-link', 'ledger', '--ledger', join(exported, 'login-links.ndjson')], { home: b.home });
+    expect(JSON.parse(fromFiles.stdout).links.map((link: { created_at: string }) => link.created_at).sort()).toEqual(shared.map((link: { created_at: string }) => link.created_at).sort());
+  });
+
+  it('the database down: exit 13 naming the store without its password and what to do; nothing sent', async () => {
+    const a = await machine();
+    const down = 'postgres://postgres:secret-pw@127.0.0.1:1/nowhere';
+    const result = await a.run(['login-link', String(FIRST_ACCOUNT_ID)], { TAXPREP_STATE_URL: down });
+    expect(result.exitCode).toBe(EXIT.STATE_STORE);
+    expect(result.stderr).toContain('error: the shared state store postgres://postgres@127.0.0.1:1/nowhere could not be reached (ECONNREFUSED)');
+    expect(result.stderr).toContain('run again when it is back');
+    expect(result.stderr).not.toContain('secret-pw');
+    expect(requests('POST', /\/login-links?$/)).toEqual([]);
+  });
+
+  it('a schema newer than this taxprep knows is refused, never written to', async () => {
+    const a = await machine();
+    expect((await a.run(['login-link', 'ledger'])).exitCode).toBe(0);
+    await rows("UPDATE taxprep_state.schema_versions SET version = 99 WHERE area = 'core'");
+    const result = await a.run(['login-link', String(FIRST_ACCOUNT_ID)]);
+    expect(result.exitCode).toBe(EXIT.STATE_STORE);
+    expect(result.stderr).toMatch(/has schema core version 99, newer than this taxprep knows \(1\); nothing was written/);
+    expect(requests('POST', /\/login-links?$/)).toEqual([]);
+    expect(await rows('SELECT 1 FROM taxprep_state.ledger_lines')).toEqual([]);
+  });
+
   describe.each(['batch.after-intent', 'batch.after-request', 'batch.after-record'] as const)('killed at %s on machine A, run again on machine B', (point) => {
     const sent = point !== 'batch.after-intent';
 
