@@ -166,6 +166,36 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
     expect(await rows('SELECT 1 FROM taxprep_state.ledger_lines')).toEqual([]);
   });
 
+  it('doctor checks the store; a role with DML only works (its password from PGPASSWORD), one without INSERT is named', async () => {
+    const a = await machine();
+    const doctor = async (env: Record<string, string> = {}) => {
+      const result = await a.run(['--json', 'doctor', '--offline'], env);
+      return { exitCode: result.exitCode, state: JSON.parse(result.stdout).checks.filter((check: { group: string }) => check.group === 'state').map((check: { name: string; status: string }) => `${check.name} ${check.status}`) };
+    };
+    // A new database: the schema is made by the first command that uses it (or `state migrate`).
+    expect(await doctor()).toEqual({ exitCode: 0, state: ['reachable ok', 'schema warn', 'clock ok'] });
+    expect((await a.run(['state', 'migrate'])).exitCode).toBe(0);
+    expect(await doctor()).toEqual({ exitCode: 0, state: ['reachable ok', 'schema ok', 'permissions ok', 'clock ok'] });
+
+    const database = new URL(store).pathname.slice(1);
+    await rows(`CREATE ROLE operator_${database} LOGIN PASSWORD 'op-secret'`);
+    await rows(`GRANT USAGE ON SCHEMA taxprep_state TO operator_${database}`);
+    await rows(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA taxprep_state TO operator_${database}`);
+    await rows(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA taxprep_state TO operator_${database}`);
+    const asOperator = { TAXPREP_STATE_URL: store.replace('postgres@', `operator_${database}@`), PGPASSWORD: 'op-secret' };
+    expect(await doctor(asOperator)).toEqual({ exitCode: 0, state: ['reachable ok', 'schema ok', 'permissions ok', 'clock ok'] });
+    const linked = await a.run(['login-link', String(FIRST_ACCOUNT_ID)], asOperator);
+    expect(linked.exitCode).toBe(0);
+    expect(linked.stderr).not.toContain('op-secret');
+
+    await rows(`REVOKE INSERT ON taxprep_state.ledger_lines FROM operator_${database}`);
+    expect(await doctor(asOperator)).toEqual({ exitCode: EXIT.STATE_STORE, state: ['reachable ok', 'schema ok', 'permissions fail', 'clock ok'] });
+    const refused = await a.run(['login-link', String(FIRST_ACCOUNT_ID + 1)], asOperator);
+    expect(refused.exitCode).toBe(EXIT.STATE_STORE);
+    expect(refused.stderr).toContain('refused the role a permission');
+    expect(requests('POST', /\/login-links?$/)).toHaveLength(1);
+  });
+
   describe.each(['batch.after-intent', 'batch.after-request', 'batch.after-record'] as const)('killed at %s on machine A, run again on machine B', (point) => {
     const sent = point !== 'batch.after-intent';
 
