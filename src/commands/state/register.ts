@@ -12,7 +12,7 @@ export const state: CommandSpec = {
     {
       name: 'migrate',
       description: "Create or bring up to date taxprep's schema in the shared store (run once with the owner role)",
-      examples: ['TAXPREP_STATE_URL=postgres://taxprep_owner@db.example.com/taxprep taxprep state migrate'],
+      examples: ['taxprep state migrate --state-url postgres://taxprep_owner@db.example.com/taxprep'],
       notes: 'Each command migrates by itself when its role may; a team that gives operators a role without DDL runs this once per upgrade.',
       exitCodes: STATE,
       load: () => import('./migrate'),
