@@ -2,7 +2,7 @@
 function __taxprep_path
     set -l cmd_path taxprep
     for word in (commandline -opc)[2..-1]
-        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/accounts/list taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/hooks taxprep/hooks/add taxprep/hooks/list taxprep/hooks/show taxprep/hooks/remove taxprep/hooks/enable taxprep/hooks/disable taxprep/hooks/rotate-secret taxprep/hooks/test taxprep/hooks/deliveries taxprep/hooks/redeliver taxprep/hooks/recover taxprep/hooks/deliver taxprep/hooks/listen taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
+        if contains -- "$cmd_path/$word" taxprep/health taxprep/accounts taxprep/accounts/create taxprep/accounts/import taxprep/accounts/get taxprep/accounts/list taxprep/login-link taxprep/login-link/renew taxprep/login-link/ledger taxprep/docs taxprep/docs/upload taxprep/docs/sync taxprep/docs/list taxprep/docs/get taxprep/projects taxprep/projects/list taxprep/projects/status taxprep/deliverables taxprep/deliverables/list taxprep/deliverables/get taxprep/status taxprep/watch taxprep/hooks taxprep/hooks/add taxprep/hooks/list taxprep/hooks/show taxprep/hooks/remove taxprep/hooks/enable taxprep/hooks/disable taxprep/hooks/rotate-secret taxprep/hooks/test taxprep/hooks/deliveries taxprep/hooks/redeliver taxprep/hooks/recover taxprep/hooks/deliver taxprep/hooks/listen taxprep/profiles taxprep/profiles/add taxprep/profiles/list taxprep/profiles/use taxprep/profiles/show taxprep/profiles/remove taxprep/state taxprep/state/migrate taxprep/state/import taxprep/state/export taxprep/whoami taxprep/doctor taxprep/api taxprep/serve taxprep/completion taxprep/help taxprep/version
             set cmd_path "$cmd_path/$word"
         end
     end
@@ -34,6 +34,7 @@ complete -c taxprep -n '__taxprep_at taxprep' -a status -d 'What needs attention
 complete -c taxprep -n '__taxprep_at taxprep' -a watch -d 'Report only what changed since the last look: deliverables, project status and progress, outstanding items'
 complete -c taxprep -n '__taxprep_at taxprep' -a hooks -d 'Push every change watch finds to your own systems: signed webhooks (Standard Webhooks) or a command, delivered at least once'
 complete -c taxprep -n '__taxprep_at taxprep' -a profiles -d 'Store API keys and service addresses as named profiles (one is the default)'
+complete -c taxprep -n '__taxprep_at taxprep' -a state -d 'Share taxprep\'s state in PostgreSQL: migrate the schema, move a machine\'s ledgers in or out'
 complete -c taxprep -n '__taxprep_at taxprep' -a whoami -d 'Show the profile, base URL and key (redacted) in effect, where each came from, and whether the service accepts the key'
 complete -c taxprep -n '__taxprep_at taxprep' -a doctor -d 'Check a profile against the service: base URL, key, clock, quota, the query parameter names it honours, local files'
 complete -c taxprep -n '__taxprep_at taxprep' -a api -d 'Call any endpoint with the stored key and print the JSON answer (like `gh api`)'
@@ -194,9 +195,17 @@ complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l base-url -x -d 'se
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l api-key-stdin -d 'read the key from stdin (the default when stdin is not a terminal)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l default -d 'make it the default profile (the first profile always is)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l no-verify -d 'store the key without asking the service whether it accepts it (offline use)'
+complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l state-url -x -d 'keep state in this PostgreSQL, shared by the team (no password: PGPASSWORD, ~/.pgpass; docs/team.md)'
+complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l state-namespace -x -d 'the namespace of the shared state (default "default")'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/use' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/show' -a '(taxprep __complete profiles 2>/dev/null)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/remove' -a '(taxprep __complete profiles 2>/dev/null)'
+complete -c taxprep -n '__taxprep_at taxprep/state' -a migrate -d 'Create or bring up to date taxprep\'s schema in the shared store (run once with the owner role)'
+complete -c taxprep -n '__taxprep_at taxprep/state' -a import -d 'Copy this machine\'s ledgers (accounts, login links, documents) into the shared store, merging'
+complete -c taxprep -n '__taxprep_at taxprep/state' -a export -d 'Copy the shared ledgers into files: this machine\'s data directory, or --to DIR'
+complete -c taxprep -n '__taxprep_at taxprep/state/import' -l dry-run -d 'say what would be copied; copy nothing'
+complete -c taxprep -n '__taxprep_at taxprep/state/export' -l to -r -F -d 'directory for accounts.ndjson, login-links.ndjson, documents.ndjson (default: the user data directory)'
+complete -c taxprep -n '__taxprep_at taxprep/state/export' -l dry-run -d 'say what would be copied; copy nothing'
 complete -c taxprep -n '__taxprep_at taxprep/whoami' -l offline -d 'do not ask the service; only show the settings'
 complete -c taxprep -n '__taxprep_at taxprep/doctor' -l offline -d 'ask the service nothing; only the local checks'
 complete -c taxprep -n '__taxprep_at taxprep/doctor' -l save -d 'store the query parameter names found in the profile in use (see `profiles show`)'
@@ -218,4 +227,4 @@ complete -c taxprep -n '__taxprep_at taxprep/serve' -l simulate -d 'play the pre
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l quiet -d 'print no line per request (by default one a request: time, method, status, milliseconds, key redacted, path)'
 complete -c taxprep -n '__taxprep_at taxprep/serve' -l openapi -d 'print the OpenAPI 3.1 document of the service (as served at {base_url}/openapi.json) and exit'
 complete -c taxprep -n '__taxprep_at taxprep/completion' -a 'bash zsh fish'
-complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes formatting flags health accounts login-link docs projects deliverables status watch hooks profiles whoami doctor api serve completion help version'
+complete -c taxprep -n '__taxprep_at taxprep/help' -a 'environment exit-codes formatting flags health accounts login-link docs projects deliverables status watch hooks profiles state whoami doctor api serve completion help version'

@@ -194,7 +194,22 @@ const COMPACT_MIN_DROPPED = 100;
 const COMPACTION_CHUNK_BYTES = 65_536;
 
 /**
- * The ledger file opened for appending, by the holder of its lock. Appends are group-committed:
+ * Where an appender's batches of lines go: written, then made durable. A file writes and
+ * `fdatasync`s; a shared store's table inserts them in one committed statement (src/state/).
+ */
+export interface LineSink {
+  write(text: string, lines: readonly string[]): Promise<void>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function fileSink(handle: FileHandle): LineSink {
+  return { write: async (text) => void (await handle.write(text)), sync: () => handle.datasync(), close: () => handle.close() };
+}
+
+/**
+ * A ledger opened for appending, by the holder of its lock: a file (`open`), or another store's
+ * sink (`onto`). Appends are group-committed:
  * lines queued while a write is in flight go out together, each batch written whole and
  * `fdatasync`ed before the callers' promises resolve, so an intent is on disk before its request
  * is sent. Lines nobody waits for gather for the kind's `gatherMs`, if it has one, unless a waited
@@ -215,11 +230,16 @@ export class LedgerAppender implements LineAppender {
   private constructor(
     readonly path: string,
     private readonly kind: LedgerKind,
-    private handle: FileHandle | undefined,
+    private sink: LineSink | undefined,
     length: number,
   ) {
     this.queuedEnd = length;
     this.writtenEnd = length;
+  }
+
+  /** Appends to `sink` (lines of `length` bytes already there), named `where` in messages. */
+  static onto(where: string, kind: LedgerKind, sink: LineSink, length: number): LedgerAppender {
+    return new LedgerAppender(where, kind, sink, length);
   }
 
   /**
@@ -253,7 +273,7 @@ export class LedgerAppender implements LineAppender {
         if (error.code !== 'ENOENT') throw error;
       });
     }
-    return { appender: new LedgerAppender(path, kind, await open(path, 'a', 0o600), length), compacted };
+    return { appender: new LedgerAppender(path, kind, fileSink(await open(path, 'a', 0o600)), length), compacted };
   }
 
   /**
@@ -303,8 +323,8 @@ export class LedgerAppender implements LineAppender {
       this.flushNow();
       await this.flushing;
     }
-    await this.handle?.close();
-    this.handle = undefined;
+    await this.sink?.close();
+    this.sink = undefined;
     if (this.failure !== undefined) throw this.failure;
   }
 
@@ -333,12 +353,13 @@ export class LedgerAppender implements LineAppender {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0);
       try {
-        if (!this.handle) throw new Error(`the ${this.kind.label} ledger ${this.path} is closed`);
-        const text = batch.map((item) => item.line).join('');
+        if (!this.sink) throw new Error(`the ${this.kind.label} ledger ${this.path} is closed`);
+        const lines = batch.map((item) => item.line);
+        const text = lines.join('');
         await heldWrite();
-        await this.handle.write(text);
+        await this.sink.write(text, lines);
         this.writtenEnd += Buffer.byteLength(text);
-        await this.handle.datasync();
+        await this.sink.sync();
         for (const item of batch) item.waiter?.resolve();
       } catch (error) {
         for (const item of batch) {
@@ -465,6 +486,14 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     const { position, done } = this.appender.appendLine(`${JSON.stringify(entry)}\n`, options);
     this.apply(this.folded(entry, position));
     return done;
+  }
+
+  /**
+   * Appends entries read from another ledger of the same kind as they were written (their ids
+   * and times kept): `taxprep state import` and `export`. Durable when it resolves.
+   */
+  async copyIn(entries: readonly W[]): Promise<void> {
+    await Promise.all(entries.map((entry) => this.append(entry)));
   }
 
   /**

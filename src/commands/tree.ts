@@ -14,6 +14,7 @@ import { serve } from './serve/register';
 import type { CommandSpec } from './spec';
 import { version } from './version/register';
 import { status } from './status/register';
+import { state } from './state/register';
 import { watch } from './watch/register';
 import { whoami } from './whoami/register';
 
@@ -36,11 +37,11 @@ export const program: CommandSpec = {
     { flag: '--verbose', help: 'trace each request and response on stderr (the key redacted)' },
     { flag: '--no-color', help: 'no colour (also NO_COLOR=1 or TERM=dumb)' },
   ],
-  // The top-level help fits a 24-row screen: three examples, the last leading to the rest.
+  // The top-level help fits a 24-row screen: two examples (a third went when `state` made the
+  // additional commands two lines), the last leading to the rest.
   examples: [
     'taxprep accounts get 1001',
-    'taxprep docs list 1001 --json id,filename',
     'taxprep help formatting   # or: flags, environment, exit-codes, a command',
   ],
-  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, whoami, doctor, api, serve, completion, complete, help, version],
+  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, state, whoami, doctor, api, serve, completion, complete, help, version],
 };

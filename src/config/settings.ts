@@ -237,8 +237,12 @@ function stateSetting(globals: Pick<GlobalOptions, 'stateUrl'>, env: Env, profil
       : profile?.stateNamespace !== undefined
         ? [profile.stateNamespace, `state_namespace of profile "${profile.name}"`]
         : ['default', 'default'];
+  return { url, source, namespace: checkStateNamespace(namespace, where) };
+}
+
+export function checkStateNamespace(namespace: string, where: string): string {
   if (!NAMESPACE_PATTERN.test(namespace)) throw new UsageError(`${where} ${NAMESPACE_RULE}`, { details: { state_namespace: [NAMESPACE_RULE] } });
-  return { url, source, namespace };
+  return namespace;
 }
 
 /** Whether a base URL ends in the contract's version segment; `profiles add` and `whoami` warn when not. */

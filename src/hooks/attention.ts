@@ -23,7 +23,7 @@ export async function hookTroubles(ctx: Context): Promise<HookTrouble[]> {
   try {
     hooks = (await store.read()).filter((hook) => inScope(hook, scope));
   } catch (error) {
-    // A role not granted the shared store's hooks (which hold their secrets: docs/team-watch.md) has none to look after.
+    // A role not granted the shared store's hooks (which hold their secrets: docs/team.md) has none to look after.
     if (error instanceof StateStoreError && error.details?.sqlstate_or_errno === '42501') return [];
     throw error;
   }

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { Clock, Context } from '../types';
 import { defaultPathOf, filePlace, type LedgerKind, type LedgerPlace } from '../batch/ledger';
 import { appDirectory } from '../lib/paths';
+import { UsageError } from '../errors';
 
 /**
  * Where taxprep keeps its state: the seam between the batch engine (ledger kinds, their folds, the
@@ -41,6 +42,8 @@ export interface SharedStore {
   query<R extends Record<string, unknown>>(sql: string, parameters?: unknown[]): Promise<R[]>;
   /** A connection of one's own, for a transaction (release it in `finally`). */
   connect(): Promise<PoolClient>;
+  /** A connection before the schema is checked or migrated: `state migrate`, `doctor`. */
+  connectUnchecked(): Promise<PoolClient>;
   /**
    * Takes a session advisory lock named `name` within this namespace and base URL, waiting up to
    * `waitMs`, and records its holder (pid, host, start) for the message of whoever waits;
@@ -76,6 +79,15 @@ export async function openStateBackend(ctx: Pick<Context, 'env' | 'settings'>): 
   if (settings.state === undefined) return fileBackend(ctx.env);
   const { openPostgresBackend } = await import('./postgres');
   return openPostgresBackend(settings.state, settings.baseUrl, ctx.env);
+}
+
+/** The shared store, for a command that has no use without one (`state import`, `state migrate`). */
+export async function sharedStoreOf(ctx: Pick<Context, 'state'>, command: string): Promise<SharedStore> {
+  const shared = (await ctx.state()).shared;
+  if (shared !== undefined) return shared;
+  throw new UsageError(`\`taxprep ${command}\` needs a shared store, and none is set`, {
+    hint: "Set --state-url, TAXPREP_STATE_URL or the profile's state_url (taxprep profiles add NAME --state-url URL); see docs/team.md.",
+  });
 }
 
 /** A kind's place for a command: `--ledger PATH` (a file, whatever the backend), else the backend's. */

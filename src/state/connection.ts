@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ClientConfig } from 'pg';
-import { StateStoreError, UsageError } from '../errors';
+import { CliError, StateStoreError, UsageError } from '../errors';
 
 type Env = Record<string, string | undefined>;
 
@@ -145,7 +145,7 @@ export function connectionConfig(url: string, env: Env, where = 'the state URL')
  * file others can read is ignored, as libpq does.
  */
 export function passwordFromFile(config: Pick<ClientConfig, 'host' | 'port' | 'database' | 'user'>, env: Env): string | undefined {
-  const file = env.PGPASSFILE ?? join(env.HOME ?? homedir(), '.pgpass');
+  const file = env.PGPASSFILE || join(env.HOME ?? homedir(), '.pgpass');
   let text: string;
   try {
     if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) return undefined;
@@ -193,6 +193,7 @@ function diagnosis(error: unknown): { what: string; todo: string } {
   const code = (error as { code?: string }).code ?? '';
   const message = error instanceof Error ? error.message : String(error);
   if (code === '28P01' || code === '28000') return { what: `refused the role (${message})`, todo: 'Check the user and its password (PGPASSWORD, ~/.pgpass) and pg_hba.conf.' };
+  if (/password must be a non-empty string/.test(message)) return { what: 'asked for a password and none was found', todo: 'Give it in PGPASSWORD, ~/.pgpass (or PGPASSFILE) or the service file; never in the URL of a flag.' };
   if (code === '3D000') return { what: `has no such database (${message})`, todo: 'Create the database, or name the right one in the state URL.' };
   if (code === '42501') return { what: `refused the role a permission (${message})`, todo: 'Grant the role the rights docs/team.md lists, or run `taxprep state migrate` with the owner role.' };
   if (code.startsWith('53')) return { what: `is out of room (${code}: ${message})`, todo: 'Free space on the database server; nothing unrecorded was sent: run again then.' };
@@ -204,7 +205,8 @@ function diagnosis(error: unknown): { what: string; todo: string } {
 
 /** A failure of the store as the user sees it: exit 13, naming the store (without its password) and what to do. */
 export function storeError(error: unknown, store: string): unknown {
-  if (error instanceof StateStoreError || error instanceof UsageError) return error;
+  // Already a message of ours (a refused lock, a newer schema, a bad URL).
+  if (error instanceof CliError) return error;
   const { what, todo } = diagnosis(error);
   const code = (error as { code?: string }).code;
   return new StateStoreError(`the shared state store ${store} ${what}`, { details: { store, ...(code === undefined ? {} : { sqlstate_or_errno: code }) }, hint: todo, cause: error });

@@ -2,12 +2,11 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import type { PoolClient } from 'pg';
 import type { StateSetting } from '../types';
-import type { LedgerKind, LedgerPlace, LineAppender, LineStore, LinePosition } from '../batch/ledger';
+import { LedgerAppender, type LedgerKind, type LedgerPlace, type LineStore, type LinePosition } from '../batch/ledger';
 import { LedgerLockedError } from '../errors';
 import type { LockHolder, SessionLock, SharedStore, StateBackend } from './backend';
 import { connectionConfig, redactStateUrl, storeError } from './connection';
 import { SCHEMA, ensureSchema } from './schema';
-import { heldWrite } from '../lib/heldWrites';
 
 type Env = Record<string, string | undefined>;
 
@@ -44,11 +43,15 @@ export function openSharedStore(setting: StateSetting, baseUrl: string, env: Env
   const describe = `${url} (namespace "${setting.namespace}")`;
   const failure = (error: unknown) => storeError(error, url);
   let ready: Promise<void> | undefined;
-  const connect = async (): Promise<PoolClient> => {
+  const connectUnchecked = async (): Promise<PoolClient> => {
     const client = await pool.connect().catch((error: unknown) => {
       throw failure(error);
     });
     client.on('error', () => undefined);
+    return client;
+  };
+  const connect = async (): Promise<PoolClient> => {
+    const client = await connectUnchecked();
     try {
       await (ready ??= ensureSchema(client, url).catch((error: unknown) => {
         ready = undefined;
@@ -77,6 +80,7 @@ export function openSharedStore(setting: StateSetting, baseUrl: string, env: Env
       }
     },
     connect,
+    connectUnchecked,
     async sessionLock(name, options) {
       const client = await connect();
       const key = `taxprep|${setting.namespace}|${baseUrl}|${name}`;
@@ -132,6 +136,17 @@ export function kindName(kind: Pick<LedgerKind, 'fileName'>): string {
   return kind.fileName.replace(/\.ndjson$/, '');
 }
 
+/** Hands each row's entry to `apply`, placed in bytes of the entries' JSON lines, as a file's: the appender counts the same way. */
+export function placedRows<E>(entries: readonly E[], apply: (entry: E, position: LinePosition) => void): { lines: number; completeLength: number } {
+  let offset = 0;
+  for (const entry of entries) {
+    const length = Buffer.byteLength(JSON.stringify(entry)) + 1;
+    apply(entry, { offset, length });
+    offset += length;
+  }
+  return { lines: entries.length, completeLength: offset };
+}
+
 /** A kind's ledger in the shared store: its rows, and the session lock its writer holds. */
 function postgresLedgerPlace(store: SharedStore, kind: LedgerKind): LedgerPlace {
   const where = store.describe;
@@ -142,8 +157,7 @@ function postgresLedgerPlace(store: SharedStore, kind: LedgerKind): LedgerPlace 
     async forEachLine<E extends { type: string }>(_kind: LedgerKind, apply: (entry: E, position: LinePosition) => void) {
       const sql = `SELECT entry FROM ${SCHEMA}.ledger_lines WHERE namespace = $1 AND base_url = $2 AND kind = $3 ORDER BY seq`;
       const rows = held === undefined ? await store.query<{ entry: E }>(sql, scope) : await queryOn(held.client, store, sql, scope);
-      rows.forEach((row, index) => apply(row.entry as E, { offset: index, length: 1 }));
-      return { lines: rows.length, completeLength: rows.length };
+      return placedRows(rows.map((row) => row.entry as E), apply);
     },
     async openAppender(_kind, read, live) {
       if (held === undefined) throw new Error(`the ${kind.label} ledger ${where} is not locked`);
@@ -158,9 +172,20 @@ function postgresLedgerPlace(store: SharedStore, kind: LedgerKind): LedgerPlace 
           await client.query(`DELETE FROM ${SCHEMA}.ledger_lines WHERE namespace = $1 AND base_url = $2 AND kind = $3`, scope);
           await insertLines(client, scope, kept);
         });
-        length = kept.length;
+        length = kept.reduce((bytes, line) => bytes + Buffer.byteLength(line), 0);
       }
-      return { appender: new PostgresAppender(client, store, scope, length), compacted };
+      // The batch engine's appender, group-committing through the lock holder's connection: a
+      // batch of lines is one insert, committed before the callers' promises resolve.
+      const sink = {
+        write: async (_text: string, batch: readonly string[]) => {
+          await insertLines(client, scope, batch).catch((error: unknown) => {
+            throw store.failure(error);
+          });
+        },
+        sync: async () => undefined,
+        close: async () => undefined,
+      };
+      return { appender: LedgerAppender.onto(where, kind, sink, length), compacted };
     },
   };
   return {
@@ -197,95 +222,16 @@ async function inTransaction(client: PoolClient, store: SharedStore, work: () =>
   }
 }
 
-/** Lines (JSON text, one entry each) inserted in order in one statement: committed together, or not at all. */
 /** What writing ledger lines needs of a connection: a held session's (PoolClient), or a transaction's of one's own (the outbox's, fenced by the watch lease: ./sharedOutbox.ts). */
 export interface Statements {
   query(sql: string, parameters: unknown[]): Promise<unknown>;
 }
 
+/** Lines (JSON text, one entry each) inserted in order in one statement: committed together, or not at all. */
 export function insertLines(client: Statements, scope: unknown[], lines: readonly string[]): Promise<unknown> {
   return client.query(
     `INSERT INTO ${SCHEMA}.ledger_lines (namespace, base_url, kind, entry)
      SELECT $1, $2, $3, line::jsonb FROM unnest($4::text[]) WITH ORDINALITY AS given(line, n) ORDER BY n`,
-    [...scope, lines],
+    [...scope, lines.map((line) => line.trimEnd())],
   );
-}
-
-/**
- * Appends through the lock holder's connection, group-committed as the file appender does: lines
- * queued while an insert is in flight go out together in the next, and a waited line's promise
- * resolves only once its insert is committed. Positions count lines.
- */
-export class PostgresAppender implements LineAppender {
-  private queue: Array<{ line: string; waiter: { resolve: () => void; reject: (error: unknown) => void } | undefined }> = [];
-  private flushing: Promise<void> | undefined;
-  private failure: unknown;
-  private queuedEnd: number;
-  private writtenEnd: number;
-  private closed = false;
-
-  constructor(
-    private readonly client: Statements,
-    private readonly store: Pick<SharedStore, 'failure'>,
-    private readonly scope: unknown[],
-    length: number,
-  ) {
-    this.queuedEnd = length;
-    this.writtenEnd = length;
-  }
-
-  appendLine(line: string, options: { wait?: boolean } = {}): { position: LinePosition; done: Promise<void> } {
-    const position = { offset: this.queuedEnd, length: 1 };
-    this.queuedEnd += 1;
-    if (options.wait === false) {
-      this.queue.push({ line, waiter: undefined });
-      this.flushNow();
-      return { position, done: Promise.resolve() };
-    }
-    const done = new Promise<void>((resolve, reject) => {
-      this.queue.push({ line, waiter: { resolve, reject } });
-      this.flushNow();
-    });
-    return { position, done };
-  }
-
-  holds(end: number): boolean {
-    return this.writtenEnd >= end;
-  }
-
-  async writtenTo(end: number): Promise<void> {
-    while (this.writtenEnd < end && this.flushing !== undefined) await this.flushing;
-    if (this.writtenEnd < end) throw this.failure ?? new Error('the shared ledger was not written');
-  }
-
-  async close(): Promise<void> {
-    while (this.flushing !== undefined) await this.flushing;
-    this.closed = true;
-    if (this.failure !== undefined) throw this.failure;
-  }
-
-  private flushNow(): void {
-    if (this.flushing === undefined && this.queue.length > 0) this.flushing = this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    await undefined;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0);
-      try {
-        if (this.closed) throw new Error('the shared ledger is closed');
-        await heldWrite();
-        await insertLines(this.client, this.scope, batch.map((item) => item.line.trimEnd()));
-        this.writtenEnd += batch.length;
-        for (const item of batch) item.waiter?.resolve();
-      } catch (error) {
-        const failure = this.store.failure(error);
-        for (const item of batch) {
-          if (item.waiter === undefined) this.failure ??= failure;
-          else item.waiter.reject(failure);
-        }
-      }
-    }
-    this.flushing = undefined;
-  }
 }

@@ -1,7 +1,7 @@
-import type { LedgerKind, LinePosition, LineStore } from '../batch/ledger';
+import { LedgerAppender, type LedgerKind, type LinePosition, type LineStore } from '../batch/ledger';
 import { OUTBOX, type Delivery } from '../batch/ledgers/outbox';
 import { SCHEMA } from './schema';
-import { insertLines, PostgresAppender } from './postgres';
+import { insertLines, kindName, placedRows } from './postgres';
 import { fenced, type HeldLease } from '../follow/lease';
 import type { TeamScope, TeamSql } from './teamSql';
 
@@ -15,13 +15,12 @@ import type { TeamScope, TeamSql } from './teamSql';
  * nothing when it wakes. A reader (`hooks list`, `status`) reads without the lease.
  */
 export function sharedOutboxLines(sql: TeamSql, team: TeamScope, where: string, lease: HeldLease | undefined): LineStore {
-  const scope = [team.namespace, team.baseUrl, OUTBOX.fileName];
+  const scope = [team.namespace, team.baseUrl, kindName(OUTBOX)];
   return {
     where,
     async forEachLine<E extends { type: string }>(_kind: LedgerKind, apply: (entry: E, position: LinePosition) => void) {
       const rows = await sql.query<{ entry: E }>(`SELECT entry FROM ${SCHEMA}.ledger_lines WHERE namespace = $1 AND base_url = $2 AND kind = $3 ORDER BY seq`, scope);
-      rows.forEach((row, index) => apply(row.entry, { offset: index, length: 1 }));
-      return { lines: rows.length, completeLength: rows.length };
+      return placedRows(rows.map((row) => row.entry), apply);
     },
     async openAppender(kind, read, live) {
       if (lease === undefined) throw new Error(`the ${kind.label} in ${where} is written only by the holder of the watch lease`);
@@ -36,12 +35,16 @@ export function sharedOutboxLines(sql: TeamSql, team: TeamScope, where: string, 
           await tx.query(`DELETE FROM ${SCHEMA}.ledger_lines WHERE namespace = $1 AND base_url = $2 AND kind = $3`, scope);
           await insertLines(tx, scope, lines);
         });
-        length = lines.length;
+        length = lines.reduce((bytes, line) => bytes + Buffer.byteLength(line), 0);
       }
-      // The other ledgers' group commit, each group inserted in a transaction of its own under the lease's token.
-      const fencedInsert = { query: (text: string, parameters: unknown[]) => fenced(sql, team, lease, (tx) => tx.query(text, parameters)) };
-      // Failures come already worded (teamSqlOf), a lost lease as itself.
-      return { appender: new PostgresAppender(fencedInsert, { failure: (error) => error }, scope, length), compacted };
+      // The batch engine's appender and group commit; each group one insert in a transaction of its
+      // own under the lease's token (failures come worded by teamSqlOf, a lost lease as itself).
+      const sink = {
+        write: (_text: string, batch: readonly string[]) => fenced(sql, team, lease, async (tx) => void (await insertLines(tx, scope, batch))),
+        sync: async () => undefined,
+        close: async () => undefined,
+      };
+      return { appender: LedgerAppender.onto(where, kind, sink, length), compacted };
     },
   };
 }

@@ -83,13 +83,24 @@ describe('every duration flag refuses a bare number alike, saying the unit', () 
 
 describe('argv -> options', () => {
   it.each<[string[], add.AddProfileOptions]>([
-    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true }],
-    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true }],
-    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true }],
-    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false }],
+    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true , stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true , stateUrl: undefined, stateNamespace: undefined }],
+    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true , stateUrl: undefined, stateNamespace: undefined }],
+    [
+      ['profiles', 'add', 'team', '--state-url', 'postgres://ops@db.example.com/taxprep', '--state-namespace', 'acme'],
+      { name: 'team', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, stateUrl: 'postgres://ops@db.example.com/taxprep', stateNamespace: 'acme' },
+    ],
+    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false , stateUrl: undefined, stateNamespace: undefined }],
   ])('profiles add %j', async (argv, expected) => {
     const { raw, module } = await parse(argv);
     expect(module.parseOptions(raw)).toEqual(expected);
+  });
+
+  it('a state URL given as a flag holds no password; a namespace follows its rule', async () => {
+    const { raw, module } = await parse(['profiles', 'add', 'team', '--state-url', 'postgres://ops:hunter2@db.example.com/taxprep']);
+    expect(() => module.parseOptions(raw)).toThrow('--state-url must not hold a password (flags end up in shell history and process lists): use PGPASSWORD, ~/.pgpass or a PGSERVICE');
+    const named = await parse(['profiles', 'add', 'team', '--state-namespace', 'Acme Team']);
+    expect(() => named.module.parseOptions(named.raw)).toThrow('--state-namespace must be 1 to 63 lower-case letters, digits, "_", "." or "-", starting with a letter or digit');
   });
 
   it('profiles add has no flag for the key itself', async () => {

@@ -6,6 +6,8 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
+import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../helpers/postgres';
+import { connectionConfig } from '../../src/state/connection';
 import { startReceiver, type Received } from '../helpers/webhookReceiver';
 
 /**
@@ -16,8 +18,10 @@ import { startReceiver, type Received } from '../helpers/webhookReceiver';
  * `--lease 3s`, so a takeover comes within 3.5 s.
  */
 
-/** Set by .ci/with-postgres, which runs these tests against a throwaway PostgreSQL. */
-const TEST_STATE_URL = process.env.TAXPREP_TEST_POSTGRES_URL as string;
+const unavailable = postgresUnavailable();
+let postgres: TestPostgres | undefined;
+/** A database of this file's own on the run's PostgreSQL (test/helpers/postgres.ts). */
+let stateUrl: string;
 
 let mock: RunningMock;
 let database: pg.Client;
@@ -26,12 +30,15 @@ const running: RunningWatch[] = [];
 
 beforeAll(async () => {
   mock = await startMock({ rateLimits: [] });
-  if (TEST_STATE_URL === undefined) return;
-  database = new pg.Client({ connectionString: TEST_STATE_URL });
+  if (unavailable !== undefined) return;
+  postgres = await startTestPostgres();
+  stateUrl = await postgres.freshDatabase();
+  database = new pg.Client(connectionConfig(stateUrl, process.env));
   await database.connect();
 });
 afterAll(async () => {
   await database?.end();
+  await postgres?.stop();
   await mock.close();
 });
 afterEach(async () => {
@@ -54,7 +61,7 @@ interface Machine {
 
 /** A machine of the team: a home of its own, a key of the partner's, the shared store under the test's namespace. */
 function machine(name: string, key: string, namespace: string): Machine {
-  return { name, home: makeHome(), env: { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: key, TAXPREP_STATE_URL: TEST_STATE_URL, TAXPREP_STATE_NAMESPACE: namespace, PGPASSFILE: process.env.PGPASSFILE ?? '' } };
+  return { name, home: makeHome(), env: { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: key, TAXPREP_STATE_URL: stateUrl, TAXPREP_STATE_NAMESPACE: namespace, PGPASSFILE: process.env.PGPASSFILE ?? '' } };
 }
 
 const freshNamespace = () => `watch-${randomBytes(4).toString('hex')}`;
@@ -141,7 +148,7 @@ const baselineHasProject5001 = async (namespace: string) =>
 const stateSavedAt = async (namespace: string) =>
   (await database.query<{ saved_at: Date }>('SELECT saved_at FROM taxprep_state.watch_state WHERE namespace = $1 AND base_url = $2', [namespace, mock.baseUrl])).rows[0]?.saved_at;
 
-describe.runIf(TEST_STATE_URL !== undefined)('watch on a team of machines with a shared store', () => {
+describe.skipIf(unavailable !== undefined)('watch on a team of machines with a shared store', () => {
   it('two machines: one looks, the other stands by; the holder SIGKILLed, the other takes over from the last look; every change delivered once under one id', async () => {
     const namespace = freshNamespace();
     const a = machine('a', mock.keys.acme, namespace);
@@ -226,7 +233,7 @@ describe.runIf(TEST_STATE_URL !== undefined)('watch on a team of machines with a
   }, 120_000);
 });
 
-describe.runIf(TEST_STATE_URL !== undefined)('hooks with a shared store', () => {
+describe.skipIf(unavailable !== undefined)('hooks with a shared store', () => {
   it("machine B sees, disables and removes machine A's hooks; A sees B's changes", async () => {
     const namespace = freshNamespace();
     const a = machine('a', mock.keys.acme, namespace);

@@ -6,25 +6,30 @@ import { readSharedState, stageSharedPass } from '../../src/state/watchState';
 import { teamSqlOf, type TeamScope, type TeamSql } from '../../src/state/teamSql';
 import { freshState } from '../../src/follow/state';
 import type { Clock } from '../../src/types';
+import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../helpers/postgres';
 
 /**
  * The watch lease against a real PostgreSQL: one holder at a time, a takeover only of an expired
  * lease, each takeover raising the fencing token, and every fenced write of an old holder refused.
  */
 
-/** Set by .ci/with-postgres, which runs these tests against a throwaway PostgreSQL. */
-const TEST_STATE_URL = process.env.TAXPREP_TEST_POSTGRES_URL;
+const unavailable = postgresUnavailable();
+let postgres: TestPostgres | undefined;
 
 let store: ReturnType<typeof openSharedStore>;
 let sql: TeamSql;
 const BASE = 'http://127.0.0.1:9/v1beta';
 
-beforeAll(() => {
-  if (TEST_STATE_URL === undefined) return;
-  store = openSharedStore({ url: TEST_STATE_URL, source: 'environment', namespace: 'lease-tests' }, BASE, process.env);
+beforeAll(async () => {
+  if (unavailable !== undefined) return;
+  postgres = await startTestPostgres();
+  store = openSharedStore({ url: await postgres.freshDatabase(), source: 'environment', namespace: 'lease-tests' }, BASE, process.env);
   sql = teamSqlOf(store);
 });
-afterAll(() => store?.close());
+afterAll(async () => {
+  await store?.close();
+  await postgres?.stop();
+});
 
 const freshScope = (): TeamScope => ({ namespace: `lease-${randomBytes(4).toString('hex')}`, baseUrl: BASE });
 const taken = async (scope: TeamScope, leaseMs: number): Promise<HeldLease> => {
@@ -34,7 +39,7 @@ const taken = async (scope: TeamScope, leaseMs: number): Promise<HeldLease> => {
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.runIf(TEST_STATE_URL !== undefined)('the watch lease', () => {
+describe.skipIf(unavailable !== undefined)('the watch lease', () => {
   it('is held by one at a time: a second finds the holder, and takes over only once the lease ran out, with a new token', async () => {
     const scope = freshScope();
     const first = await taken(scope, 400);

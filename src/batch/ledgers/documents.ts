@@ -102,6 +102,11 @@ export class DocumentsLedgerView extends LedgerState<DocumentsLedgerEntry> {
     return this.openIntents.get(nameKey(target));
   }
 
+  /** Uploads started without an answer recorded, under any name. */
+  uncertainIntents(): DocumentIntentEntry[] {
+    return [...this.openIntents.values()];
+  }
+
   uploads(): DocumentUploadedEntry[] {
     return [...new Set(this.byContent.values())];
   }

@@ -1,3 +1,4 @@
+import { stateChecks } from './state';
 import { CONFIGURABLE_QUERY_PARAMETERS, ENVIRONMENT_VARIABLES } from '../../config/settings';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
@@ -135,6 +136,7 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
   checks.push(...knownRuleChecks(settings, learned, learnedStore.path));
   checks.push(profileFileCheck(store.path, settings), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
   checks.push(...(await hookChecks(ctx)));
+  checks.push(...(await stateChecks(ctx)));
   checks.sort((a, b) => GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group));
 
   const exitCode = exitCodeOf(checks);

@@ -1,6 +1,7 @@
 import { redactApiKey } from '../../contract/apiKeys';
 import type { Context } from '../../types';
-import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL } from '../../config/settings';
+import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, checkStateNamespace, DEFAULT_BASE_URL } from '../../config/settings';
+import { checkStateUrlFlag } from '../../state/urlFlag';
 import { CliError, NetworkError, NotTheApiError, UsageError, type ExitCode } from '../../errors';
 import { notTheApiWith } from '../../api/errors';
 import { BASE_PATH } from '../../contract/version';
@@ -16,6 +17,9 @@ export interface AddProfileOptions {
   makeDefault: boolean;
   /** Ask the service whether it accepts the key before storing it (`--no-verify`: offline use). */
   verify: boolean;
+  /** `--state-url`, `--state-namespace`: the team's shared store (docs/team.md). */
+  stateUrl: string | undefined;
+  stateNamespace: string | undefined;
 }
 
 export function parseOptions(raw: RawInvocation): AddProfileOptions {
@@ -26,6 +30,8 @@ export function parseOptions(raw: RawInvocation): AddProfileOptions {
     apiKeyFromStdin: raw.flags.apiKeyStdin === true,
     makeDefault: raw.flags.default === true,
     verify: raw.flags.verify !== false,
+    stateUrl: typeof raw.flags.stateUrl === 'string' ? checkStateUrlFlag(raw.flags.stateUrl, '--state-url') : undefined,
+    stateNamespace: typeof raw.flags.stateNamespace === 'string' ? checkStateNamespace(raw.flags.stateNamespace, '--state-namespace') : undefined,
   };
 }
 
@@ -36,7 +42,8 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const baseUrl = options.baseUrl ?? existing?.baseUrl ?? DEFAULT_BASE_URL;
   if (options.verify) await verifyKey(ctx, options.name, baseUrl, apiKey, existing?.apiKey);
   // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
-  await store.save({ ...existing, name: options.name, baseUrl, apiKey });
+  const state = { ...(options.stateUrl === undefined ? {} : { stateUrl: options.stateUrl }), ...(options.stateNamespace === undefined ? {} : { stateNamespace: options.stateNamespace }) };
+  await store.save({ ...existing, name: options.name, baseUrl, apiKey, ...state });
   if (options.makeDefault) await store.setDefault(options.name);
 
   const out = createOutput(ctx);

@@ -16,6 +16,8 @@ export const profiles: CommandSpec = {
         { flag: '--api-key-stdin', help: 'read the key from stdin (the default when stdin is not a terminal)' },
         { flag: '--default', help: 'make it the default profile (the first profile always is)' },
         { flag: '--no-verify', help: 'store the key without asking the service whether it accepts it (offline use)' },
+        { flag: '--state-url <url>', help: 'keep state in this PostgreSQL, shared by the team (no password: PGPASSWORD, ~/.pgpass; docs/team.md)' },
+        { flag: '--state-namespace <name>', help: 'the namespace of the shared state (default "default")' },
       ],
       examples: [
         'taxprep profiles add acme --base-url https://partner-api.example.com/v1beta',

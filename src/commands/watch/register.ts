@@ -1,6 +1,6 @@
 import { CHANGE_EVENTS } from '../../follow/changes';
 import type { CommandSpec, FlagSpec } from '../spec';
-import { SERVICE_WITH_KEY } from '../exitCodes';
+import { SERVICE_WITH_KEY, STATE } from '../exitCodes';
 
 /** The flags `status` and `watch` share: which accounts, and the ledger that names some of them. */
 export const ACCOUNT_FLAGS: readonly FlagSpec[] = [
@@ -55,6 +55,6 @@ export const watch: CommandSpec = {
     'having read nothing. Under --json the lease is told on stderr, one JSON line\n' +
     'each: {"watch": "standby", "holder": {"host", "pid"}, "lease_expires_at",\n' +
     '"takeover_within_ms"}, {"watch": "holding" or "lost", "fence"}.',
-  exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
+  exitCodes: [...SERVICE_WITH_KEY, ...STATE, ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
   load: () => import('./watch'),
 };
