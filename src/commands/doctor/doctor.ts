@@ -135,8 +135,11 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
   }
   checks.push(...knownRuleChecks(settings, learned, learnedStore.path));
   checks.push(profileFileCheck(store.path, settings), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
-  checks.push(...(await hookChecks(ctx)));
-  checks.push(...(await stateChecks(ctx)));
+  const state = await stateChecks(ctx);
+  checks.push(...state);
+  // A shared store's hooks are read only from a schema this taxprep knows: reading would migrate it (doctor changes nothing).
+  const schema = state.find((check) => check.name === 'schema');
+  if (state.length === 0 || schema?.status === 'ok') checks.push(...(await hookChecks(ctx)));
   checks.sort((a, b) => GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group));
 
   const exitCode = exitCodeOf(checks);
