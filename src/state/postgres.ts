@@ -40,6 +40,9 @@ export function openSharedStore(setting: StateSetting, baseUrl: string, env: Env
   const pool = new pg.Pool({ ...connectionConfig(setting.url, env, where), max: 4 });
   // An idle connection the server closed (a restart) is reported by the next query, not here.
   pool.on('error', () => undefined);
+  // Once per connection, as the pool makes it: a listener added at every checkout piled up on the
+  // pooled connections of a long run (a watch renewing its lease), and Node warned of a leak.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const describe = `${url} (namespace "${setting.namespace}")`;
   const failure = (error: unknown) => storeError(error, url);
   let ready: Promise<void> | undefined;
@@ -47,7 +50,6 @@ export function openSharedStore(setting: StateSetting, baseUrl: string, env: Env
     const client = await pool.connect().catch((error: unknown) => {
       throw failure(error);
     });
-    client.on('error', () => undefined);
     return client;
   };
   const connect = async (): Promise<PoolClient> => {
