@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -258,3 +258,37 @@ describe.skipIf(unavailable !== undefined)('hooks with a shared store', () => {
     expect(JSON.parse((await runCli(['hooks', 'list', '--json'], { env: other.env, home: other.home })).stdout).hooks).toEqual([]);
   }, 60_000);
 });
+
+describe.skipIf(unavailable !== undefined)('state import and export of the hooks and the watch state', () => {
+  it("copies a machine's hooks and last look into the store once, and the store's back into files", async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    const { TAXPREP_STATE_URL: _url, ...filesOnly } = a.env;
+    const onFiles = (args: string[]) => runCli(args, { env: filesOnly, home: a.home });
+    const added = JSON.parse((await onFiles(['hooks', 'add', 'https://crm.example.com/in', '--json'])).stdout) as { id: string; secret: string };
+    expect((await onFiles(['watch', '--once', '--budget', '100/min', '--accounts', accountsFile(a)])).exitCode).toBe(0);
+
+    const dryRun = await runCli(['state', 'import', '--dry-run', '--json'], { env: a.env, home: a.home });
+    expect(JSON.parse(dryRun.stdout).ledgers.filter((row: { ledger: string }) => ['hooks', 'watch state'].includes(row.ledger))).toEqual([
+      { ledger: 'hooks', copied: 1, already_there: 0 },
+      { ledger: 'watch state', copied: 1, already_there: 0 },
+    ]);
+    expect(await stateSavedAt(namespace)).toBeUndefined();
+    expect((await runCli(['state', 'import'], { env: a.env, home: a.home })).exitCode).toBe(0);
+    const again = await runCli(['state', 'import', '--json'], { env: a.env, home: a.home });
+    expect(JSON.parse(again.stdout).ledgers.filter((row: { ledger: string }) => ['hooks', 'watch state'].includes(row.ledger))).toEqual([
+      { ledger: 'hooks', copied: 0, already_there: 1 },
+      { ledger: 'watch state', copied: 0, already_there: 1 },
+    ]);
+    expect(await stateSavedAt(namespace)).toBeDefined();
+
+    const b = machine('b', mock.keys.readOnly, namespace);
+    expect(JSON.parse((await runCli(['hooks', 'list', '--json'], { env: b.env, home: b.home })).stdout).hooks.map((hook: { id: string }) => hook.id)).toEqual([added.id]);
+    const backup = join(b.home, 'backup');
+    expect((await runCli(['state', 'export', '--to', backup], { env: b.env, home: b.home })).exitCode).toBe(0);
+    const exported = JSON.parse(readFileSync(join(backup, 'hooks.json'), 'utf8')) as { hooks: Array<{ id: string; secrets: Array<{ secret: string }> }> };
+    expect(exported.hooks.map((hook) => [hook.id, hook.secrets[0]!.secret])).toEqual([[added.id, added.secret]]);
+    expect(JSON.parse(readFileSync(join(backup, 'watch-state.json'), 'utf8'))).toMatchObject({ format: 'taxprep-watch-state', base_url: mock.baseUrl });
+  }, 60_000);
+});
+

@@ -4,6 +4,7 @@ import { DEFAULT_LOCK_WAIT_SECONDS } from '../../batch/flags';
 import { filePlace } from '../../batch/ledger';
 import { fileBackend, sharedStoreOf } from '../../state/backend';
 import { mergeState } from '../../state/merge';
+import { moveWatchPieces, watchFilesOf } from '../../state/moveWatch';
 import type { RawInvocation } from '../types';
 import { printMerge } from './printMerge';
 
@@ -18,9 +19,12 @@ export function parseOptions(raw: RawInvocation): ExportOptions {
 
 /** `taxprep state export`: the shared ledgers merged into files (the data directory, or --to DIR). */
 export async function run(ctx: Context, options: ExportOptions): Promise<void> {
-  await sharedStoreOf(ctx, 'state export');
+  const store = await sharedStoreOf(ctx, 'state export');
   const shared = await ctx.state();
   const files = options.to === undefined ? fileBackend(ctx.env) : { describe: `files in ${options.to}`, ledger: (kind: { fileName: string }) => filePlace(join(options.to!, kind.fileName)) };
   const merged = await mergeState(shared.ledger, files.ledger, { dryRun: options.dryRun, waitMs: DEFAULT_LOCK_WAIT_SECONDS * 1000, clock: ctx.clock });
-  await printMerge(ctx, merged, { from: shared.describe, to: files.describe, dryRun: options.dryRun });
+  const settings = await ctx.settings();
+  const watchFiles = options.to === undefined ? watchFilesOf(ctx.env, settings) : { hooks: join(options.to, 'hooks.json'), state: join(options.to, 'watch-state.json') };
+  const watch = await moveWatchPieces('export', watchFiles, store, { profile: settings.profileName, baseUrl: settings.baseUrl }, { dryRun: options.dryRun, clock: ctx.clock });
+  await printMerge(ctx, [...merged, ...watch], { from: shared.describe, to: files.describe, dryRun: options.dryRun });
 }

@@ -3,7 +3,7 @@ import type { KindMerge } from '../../state/merge';
 import { createOutput } from '../../output';
 
 /** What `state import` or `export` copied (or would copy), per ledger: a JSON document, or a line each on stderr. */
-export async function printMerge(ctx: Context, merged: readonly KindMerge[], where: { from: string; to: string; dryRun: boolean }): Promise<void> {
+export async function printMerge(ctx: Context, merged: ReadonlyArray<Pick<KindMerge, 'copied' | 'present'> & { kind: { label: string } }>, where: { from: string; to: string; dryRun: boolean }): Promise<void> {
   const out = createOutput(ctx);
   const ledgers = merged.map((item) => ({ ledger: item.kind.label, copied: item.copied, already_there: item.present }));
   if (ctx.globals.json) return out.json({ from: where.from, to: where.to, dry_run: where.dryRun, ledgers });

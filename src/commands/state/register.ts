@@ -24,7 +24,9 @@ export const state: CommandSpec = {
       examples: ['taxprep state import --dry-run', 'taxprep state import'],
       notes:
         'The newer link of a user wins; an account, upload or open intent the store has is not copied again, so a\n' +
-        'second run copies nothing. Unfinished batch runs are not copied: finish them here first.',
+        'second run copies nothing. Unfinished batch runs are not copied: finish them here first.\n' +
+        'The hooks of this profile and base URL are copied by id, and the watch state when the\n' +
+        'store has none; the webhook outbox is not: run taxprep hooks deliver --wait here first.',
       exitCodes: MOVE_CODES,
       load: () => import('./import'),
     },
@@ -36,6 +38,7 @@ export const state: CommandSpec = {
         { flag: '--dry-run', help: 'say what would be copied; copy nothing' },
       ],
       examples: ['taxprep state export --to backup/', 'taxprep state export --dry-run'],
+      notes: 'Also the hooks (by id, into hooks.json) and the watch state (when the target has none; watch-state.json under --to).',
       exitCodes: MOVE_CODES,
       load: () => import('./export'),
     },
