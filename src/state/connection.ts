@@ -197,7 +197,7 @@ function diagnosis(error: unknown): { what: string; todo: string } {
   if (code === '3D000') return { what: `has no such database (${message})`, todo: 'Create the database, or name the right one in the state URL.' };
   if (code === '42501') return { what: `refused the role a permission (${message})`, todo: 'Grant the role the rights docs/team.md lists, or run `taxprep state migrate` with the owner role.' };
   if (code.startsWith('53')) return { what: `is out of room (${code}: ${message})`, todo: 'Free space on the database server; nothing unrecorded was sent: run again then.' };
-  if (code.startsWith('57P') || code.startsWith('08')) return { what: `closed the connection (${code}: ${message})`, todo: 'The database restarted or went away; nothing unrecorded was sent: run again when it is back.' };
+  if (code.startsWith('57P') || code.startsWith('08') || /connection error|not queryable|Connection terminated unexpectedly/.test(message)) return { what: `closed the connection (${code}: ${message})`, todo: 'The database restarted or went away; nothing unrecorded was sent: run again when it is back.' };
   if (/^E[A-Z]+$/.test(code)) return { what: `could not be reached (${code})`, todo: 'Check that the database is up and the host and port are right; nothing was sent that was not recorded: run again when it is back.' };
   if (/Connection terminated|timeout/i.test(message)) return { what: `did not answer (${message})`, todo: 'Check that the database is up and reachable; nothing unrecorded was sent: run again when it is back.' };
   return { what: `failed (${code === '' ? message : `${code}: ${message}`})`, todo: 'Run again; if it persists, see docs/team.md.' };

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -199,6 +199,27 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
     expect(requests('POST', /\/login-links?$/)).toHaveLength(1);
   });
 
+  it('the database restarted mid-batch (the lock holder\'s connection cut): exit 13, then a rerun finishes with nothing made twice', async () => {
+    const a = await machine();
+    const ids = [0, 1, 2].map((offset) => String(FIRST_ACCOUNT_ID + offset));
+    const run = startCli(['--json', 'login-link', ...ids, '--concurrency', '1'], { home: a.home, env: { TAXPREP_PROFILE: 'team', PGPASSFILE: '', TAXPREP_TEST_HOLD_WRITES: '300' } });
+    while (requests('POST', /\/login-links?$/).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await rows("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'taxprep' AND datname = current_database() AND pid <> pg_backend_pid()");
+    const cut = await run.result;
+    expect(cut.exitCode).toBe(EXIT.STATE_STORE);
+    // The item whose record failed is reported; the batch stops: the others are not sent.
+    expect(ndjson(cut.stdout).map((line) => line.error?.code)).toEqual(['STATE_STORE']);
+    expect(cut.stderr).toMatch(/, 2 not sent in /);
+    expect(cut.stderr).toMatch(/the shared state store postgres:\/\/postgres@127\.0\.0\.1:\d+\/taxprep_test_[0-9a-f]+ closed the connection/);
+    const linksOf = (id: string) => mock.deps.store.state.loginLinks.filter((link) => link.account_id === Number(id)).length;
+    const sentBeforeCut = ids.map(linksOf);
+    const again = await a.run(['--json', 'login-link', ...ids, '--concurrency', '1']);
+    expect([EXIT.OK, EXIT.PARTIAL]).toContain(again.exitCode);
+    // No account got a second link: one made before the cut is not made again.
+    expect(ids.map(linksOf).every((count) => count <= 1)).toBe(true);
+    expect(sentBeforeCut.every((count, index) => count <= linksOf(ids[index]!))).toBe(true);
+  });
+
   describe.each(['batch.after-intent', 'batch.after-request', 'batch.after-record'] as const)('killed at %s on machine A, run again on machine B', (point) => {
     const sent = point !== 'batch.after-intent';
 
@@ -218,6 +239,26 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
         expect(again.exitCode).toBe(EXIT.PARTIAL);
         expect(outcome?.error?.code).toBe('LINK_STATE_UNCERTAIN');
         expect(ids.map(linksOf)).toEqual([1, sent ? 1 : 0, 1]);
+      }
+    });
+
+    it('docs sync: each file stored once, by machine A or B', async () => {
+      const a = await machine();
+      const b = await machine();
+      const folder = (home: string) => {
+        const dir = join(home, 'clients');
+        for (const offset of [0, 1, 2]) {
+          mkdirSync(join(dir, String(FIRST_ACCOUNT_ID + offset), '2025'), { recursive: true });
+          writeFileSync(join(dir, String(FIRST_ACCOUNT_ID + offset), '2025', 'w2.pdf'), `%PDF-1.4 kill chain ${offset}\n`);
+        }
+        return dir;
+      };
+      const killed = await a.run(['--json', 'docs', 'sync', folder(a.home), '--concurrency', '1'], { [CRASH_AT_VARIABLE]: `${point}@2` });
+      expect(killed.signal).toBe('SIGKILL');
+      const again = await b.run(['--json', 'docs', 'sync', folder(b.home), '--concurrency', '1']);
+      expect(again.exitCode).toBe(EXIT.OK);
+      for (const offset of [0, 1, 2]) {
+        expect(mock.deps.store.state.documents.filter((document) => document.account_id === FIRST_ACCOUNT_ID + offset && document.filename === 'w2.pdf')).toHaveLength(1);
       }
     });
 
