@@ -9,6 +9,7 @@ import { createContext, type OwnedContext } from './context';
 import type { Clock, GlobalOptions, IO } from './types';
 import { ApiError, CliError, EXIT, OutputError, UsageError } from './errors';
 import { refuseCrashPointsInRelease } from './lib/crashPoints';
+import { checkStateUrlFlag } from './state/urlFlag';
 import { outputFailure } from './output/write';
 import { createIO, terminalColumns } from './io';
 import { jsonFieldsOf } from './output/json';
@@ -103,6 +104,7 @@ export function parseGlobalOptions(raw: Record<string, unknown>): GlobalOptions 
   if (typeof raw.baseUrl === 'string') globals.baseUrl = raw.baseUrl;
   if (typeof raw.maxResponseSize === 'string') globals.maxResponseSize = raw.maxResponseSize;
   if (typeof raw.caFile === 'string') globals.caFile = raw.caFile;
+  if (typeof raw.stateUrl === 'string') globals.stateUrl = checkStateUrlFlag(raw.stateUrl, '--state-url');
   if (typeof raw.timeout === 'string') {
     const rule = `must be ${durationRule()}, greater than 0${bareNumberNote(raw.timeout)}`;
     const timeoutMs = parseDuration(raw.timeout) ?? 0;

@@ -1,6 +1,7 @@
 import type { ApiClient } from './api/types';
 import { openUrl, readSecret, systemClock } from './io';
 import type { LearnedStore } from './config/learned';
+import type { StateBackend } from './state/backend';
 import type { Clock, Context, GlobalOptions, IO, ProfileStore, ResolvedSettings } from './types';
 import { credentialStoreLabel, openCredentialStore, type CredentialStore } from './config/credentialStore';
 import type { CaFile } from './config/caFile';
@@ -40,6 +41,7 @@ export function createContext(options: ContextOptions): OwnedContext {
   let client: Promise<OwnedClient> | undefined;
   let learned: Promise<LearnedStore> | undefined;
   let trust: Promise<Trust> | undefined;
+  let state: Promise<StateBackend> | undefined;
   const others: Array<Promise<OwnedClient>> = [];
   let interruption: AbortController | undefined;
   let stopListening: (() => void) | undefined;
@@ -110,6 +112,7 @@ export function createContext(options: ContextOptions): OwnedContext {
     learned: () =>
       (learned ??= Promise.all([context.settings(), import('./config/learned')]).then(([resolved, { openLearnedStore }]) => openLearnedStore(env, resolved.profileName, resolved.baseUrl))),
     trust: () => (trust ??= context.settings().then((resolved) => makeTrust(resolved.caFile))),
+    state: () => (state ??= import('./state/backend').then(({ openStateBackend }) => openStateBackend(context))),
     readSecret: (prompt) => readSecret(io, prompt),
     openUrl: (url) => openUrl(io, env, url),
     interrupted() {
@@ -129,6 +132,8 @@ export function createContext(options: ContextOptions): OwnedContext {
     async close() {
       stopListening?.();
       for (const owned of [client, ...others]) if (owned !== undefined) await (await owned).close();
+      // A store that could not be opened has nothing to close; its failure was the command's.
+      if (state !== undefined) await (await state.catch(() => undefined))?.close();
     },
   };
   return context;

@@ -35,6 +35,8 @@ export const EXIT = {
   NOT_THE_API: 11,
   /** A safety limit of taxprep stopped the command: --max-pages, or an answer larger than --max-response-size. */
   LIMIT: 12,
+  /** The shared store of taxprep's state (PostgreSQL, docs/team.md) could not be used: down, refusing the role, restarted, full, or of a newer schema. */
+  STATE_STORE: 13,
   /** The output could not be written (a full disk, an I/O error): EX_IOERR of sysexits.h. */
   OUTPUT_FAILED: 74,
   /** Stopped by Ctrl-C (SIGINT), after saying what was done; 128 + 2, as shells report it. */
@@ -65,6 +67,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<[ExitName, string]> = [
   ['LOCKED', 'another taxprep run is using the same ledger (overlapping runs of a batch command); nothing was sent'],
   ['NOT_THE_API', 'the base URL does not answer like the service\'s API (a foreign 404, HTML or non-JSON): check that it ends in /v1beta'],
   ['LIMIT', 'a safety limit stopped the command: more pages than --max-pages, or an answer larger than --max-response-size'],
+  ['STATE_STORE', 'the shared state store (TAXPREP_STATE_URL) could not be used: unreachable, role refused, restarted, full, or a newer schema; nothing unrecorded was sent: run again'],
   ['OUTPUT_FAILED', 'the output could not be written (OUTPUT_FAILED: a full disk, an I/O error); what was done before is done'],
   ['INTERRUPTED', 'stopped by Ctrl-C (SIGINT) after saying what was already done'],
   ['OUTPUT_CLOSED', 'the reader of the output went away (a pipe into `head -1`, closed); nothing is printed about it'],
@@ -216,6 +219,16 @@ export class OutputError extends Error {
 export class LedgerLockedError extends CliError {
   readonly exitCode = EXIT.LOCKED;
   readonly code = 'LEDGER_LOCKED';
+}
+
+/**
+ * The shared store of taxprep's state (src/state/) failed: the message names the store (its URL
+ * without a password) and what to do. Nothing was sent that was not recorded first, so a run
+ * stopped by it is resumed by running it again.
+ */
+export class StateStoreError extends CliError {
+  readonly exitCode = EXIT.STATE_STORE;
+  readonly code = 'STATE_STORE';
 }
 
 const EXIT_BY_CODE: Record<string, ExitCode> = {

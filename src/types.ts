@@ -1,3 +1,4 @@
+import type { StateBackend } from './state/backend';
 import type { Readable, Writable } from 'node:stream';
 import type { ApiClient } from './api/types';
 import type { LearnedStore } from './config/learned';
@@ -45,6 +46,8 @@ export interface GlobalOptions {
   maxResponseSize?: string;
   /** `--ca-file PATH`: certificate authorities trusted beside the system's (read with the settings). */
   caFile?: string;
+  /** `--state-url`: the shared store of taxprep's state (src/state/). */
+  stateUrl?: string;
 }
 
 /** Where a setting came from, for `whoami` and `--verbose`. */
@@ -73,6 +76,15 @@ export interface ResolvedSettings {
   uploadTypes?: string[];
   /** The CA file (flag, environment, profile) and its certificates, when one is named. */
   caFile?: CaFile;
+  /** Where taxprep's state is shared (flag, environment, profile); absent: files on this machine. */
+  state?: StateSetting;
+}
+
+/** A shared store of taxprep's state: its URL (it may hold a password: print it only through `redactStateUrl`) and namespace. */
+export interface StateSetting {
+  url: string;
+  source: SettingSource;
+  namespace: string;
 }
 
 /**
@@ -104,6 +116,9 @@ export interface Profile {
   uploadTypes?: string[];
   /** `ca_file` in the file: a PEM bundle of certificate authorities trusted beside the system's. */
   caFile?: string;
+  /** `state_url` and `state_namespace` in the file: taxprep's state in a shared store (docs/team.md). */
+  stateUrl?: string;
+  stateNamespace?: string;
 }
 
 /** The profile store (src/config/): read directly, written through conf; file mode 0600, one default profile. */
@@ -158,6 +173,8 @@ export interface Context {
   learned(): Promise<LearnedStore>;
   /** The certificate authorities every TLS connection trusts (src/api/trust.ts): made from the settings' CA file, read when first asked. */
   trust(): Promise<Trust>;
+  /** Where taxprep's state is kept: files on this machine, or the shared store of a state URL (src/state/backend.ts). */
+  state(): Promise<StateBackend>;
   /** An API client for the resolved settings; fails with `MissingCredentialsError` when `requireKey` and no key is set. */
   api(options?: ApiOptions): Promise<ApiClient>;
   /** Reads a secret: a hidden prompt on a terminal, else one line of stdin. */

@@ -1,10 +1,10 @@
+import { ledgerPlaceOf } from '../state/backend';
 import * as z from 'zod';
 import { EXPIRY_HOURS, email, fieldErrors, integer, loginLinkPurpose, pathId } from '../contract';
 import { UsageError } from '../errors';
 import type { Context } from '../types';
 import { sanitizeLine } from '../output/sanitize';
 import { badRowsError, checkRows, csvHeader, csvRecords, csvRows, firstLine as firstLineOf, ndjsonRows, readInputText, sourceName, type RawRow } from './input';
-import { defaultPathOf } from './ledger';
 import { ACCOUNTS, readAccountsLedger } from './ledgers/accounts';
 
 /**
@@ -243,17 +243,17 @@ function validateItems(raws: RawRow[], source: string): CheckedInput {
  * Reads account input from `path` (`-`: stdin); `flag` names it in messages. An import's input is
  * resolved through the accounts ledger of the service at `baseUrl` (read only then).
  */
-export async function readAccountInput(ctx: Pick<Context, 'io' | 'env'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<AccountItem[]> {
+export async function readAccountInput(ctx: Pick<Context, 'io' | 'env' | 'state'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<AccountItem[]> {
   return orRefuse(await readAccountInputLines(ctx, path, flag, baseUrl), sourceName(path));
 }
 
 /** `readAccountInput` with its bad lines listed rather than refused: for `--skip-invalid`. */
-export async function readAccountInputLines(ctx: Pick<Context, 'io' | 'env'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<CheckedInput> {
+export async function readAccountInputLines(ctx: Pick<Context, 'io' | 'env' | 'state'>, path: string, flag: string, baseUrl: () => Promise<string>): Promise<CheckedInput> {
   const source = sourceName(path);
   const read = readRows(await readInputText(ctx, path, flag), source);
   let lookup: EmailLookup | undefined;
   if (read.shape === 'import') {
-    const [ledger, origin] = await Promise.all([readAccountsLedger(defaultPathOf(ACCOUNTS, ctx.env)), baseUrl().then((url) => new URL(url).origin)]);
+    const [ledger, origin] = await Promise.all([ledgerPlaceOf(ACCOUNTS, ctx, { ledgerPath: undefined }).then((place) => readAccountsLedger(place.lines)), baseUrl().then((url) => new URL(url).origin)]);
     lookup = (holder) => ledger.findAccount(origin, holder)?.account_id;
   }
   return checkedItems(read, source, lookup);

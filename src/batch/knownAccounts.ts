@@ -1,5 +1,5 @@
+import { ledgerPlaceOf } from '../state/backend';
 import type { Context } from '../types';
-import { defaultPathOf } from './ledger';
 import { ACCOUNTS, readAccountsLedger } from './ledgers/accounts';
 import { LOGIN_LINKS, readLedger } from './ledgers/loginLinks';
 
@@ -27,12 +27,12 @@ export interface KnownAccount {
  * `ledgers` overrides where each ledger is (`--ledger`-style paths); `origin` keeps one service's.
  */
 export async function knownAccounts(
-  ctx: Pick<Context, 'env'>,
+  ctx: Pick<Context, 'env' | 'state'>,
   options: { ledgers?: { accounts?: string; loginLinks?: string }; origin?: string } = {},
 ): Promise<KnownAccount[]> {
   const [accounts, links] = await Promise.all([
-    readAccountsLedger(options.ledgers?.accounts ?? defaultPathOf(ACCOUNTS, ctx.env)),
-    readLedger(options.ledgers?.loginLinks ?? defaultPathOf(LOGIN_LINKS, ctx.env)),
+    ledgerPlaceOf(ACCOUNTS, ctx, { ledgerPath: options.ledgers?.accounts }).then((place) => readAccountsLedger(place.lines)),
+    ledgerPlaceOf(LOGIN_LINKS, ctx, { ledgerPath: options.ledgers?.loginLinks }).then((place) => readLedger(place.lines)),
   ]);
   const known = new Map<string, KnownAccount>();
   const add = (origin: string, accountId: number, source: AccountOrigin, fields: { email?: string; profile: string | null; at: string }) => {

@@ -6,6 +6,7 @@ import { CliError, UsageError } from '../errors';
 import { appDirectory } from '../lib/paths';
 import { linesInChunks, writeFileAtomically } from '../lib/files';
 import { acquireLedgerLock } from './lock';
+import { heldWrite } from '../lib/heldWrites';
 
 /**
  * A ledger is an append-only NDJSON log of what a batch command did, one file per job kind, so
@@ -61,6 +62,62 @@ export function defaultPathOf(kind: Pick<LedgerKind, 'fileName'>, env: Record<st
 /** `--ledger PATH` when given, else the kind's default. */
 export function ledgerPathOf(kind: Pick<LedgerKind, 'fileName'>, ctx: Pick<Context, 'env'>, flags: { ledgerPath: string | undefined }): string {
   return flags.ledgerPath ?? defaultPathOf(kind, ctx.env);
+}
+
+/**
+ * Where a ledger's lines are kept: the seam under the ledger kinds. A file (`fileLines`, the
+ * default: today's behaviour) or a shared store (src/state/: PostgreSQL). The kinds' folds
+ * (./ledgers/) stay the one source of what lines mean: every store hands back the entries it was
+ * given, in the order they were appended, and an appended line is durable (an fdatasync, a
+ * committed transaction) before its promise resolves.
+ */
+export interface LineStore {
+  /** Names the ledger's place in messages: its path, or the store's URL (redacted) and namespace. */
+  readonly where: string;
+  /** The file the lines are in, when they are in one: fields `keptOnDisk` are read back from it. Elsewhere they stay in memory. */
+  readonly file?: string;
+  /** Hands each entry to `apply` in order; `completeLength` is where the next line goes (bytes of a file, lines of a table). */
+  forEachLine<E extends { type: string }>(kind: LedgerKind, apply: (entry: E, position: LinePosition) => void): Promise<{ lines: number; completeLength: number }>;
+  /** Opens the lines for appending, by the holder of the lock; compacts when most are superseded (see `LedgerAppender.open`). */
+  openAppender(kind: LedgerKind, read: { lines: number; completeLength: number }, live: { count: number; lines: () => AsyncIterable<string> }): Promise<{ appender: LineAppender; compacted: boolean }>;
+}
+
+/** A ledger's lines open for appending (`LedgerAppender` for a file). Ends and positions are in the store's own unit. */
+export interface LineAppender {
+  appendLine(line: string, options?: { wait?: boolean }): { position: LinePosition; done: Promise<void> };
+  holds(end: number): boolean;
+  writtenTo(end: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The ledger file at `path`: today's store, and the default. */
+export function fileLines(path: string): LineStore {
+  return {
+    where: path,
+    file: path,
+    forEachLine: (kind, apply) => forEachLedgerLine(path, kind, apply),
+    openAppender: (kind, read, live) => LedgerAppender.open(path, kind, read, live),
+  };
+}
+
+/** A ledger given as a path is the file at that path (tests, `--ledger`); a store is itself. */
+export function linesOf(source: LineStore | string): LineStore {
+  return typeof source === 'string' ? fileLines(source) : source;
+}
+
+/**
+ * A ledger's place: its lines and its lock. For a file, the lock file beside it; for a shared
+ * store, a lock the store holds for as long as the run (src/state/). `withLedger` takes the lock,
+ * then opens the lines.
+ */
+export interface LedgerPlace {
+  readonly lines: LineStore;
+  lock(options: { waitMs: number; clock: Clock; kind: LedgerKind }): Promise<{ release(): Promise<void> }>;
+}
+
+/** The ledger file at `path` and its lock file (`path.lock`). */
+export function filePlace(path: string): LedgerPlace {
+  return { lines: fileLines(path), lock: (options) => acquireLedgerLock(path, options) };
 }
 
 export interface LedgerLines<E> {
@@ -137,13 +194,28 @@ const COMPACT_MIN_DROPPED = 100;
 const COMPACTION_CHUNK_BYTES = 65_536;
 
 /**
- * The ledger file opened for appending, by the holder of its lock. Appends are group-committed:
+ * Where an appender's batches of lines go: written, then made durable. A file writes and
+ * `fdatasync`s; a shared store's table inserts them in one committed statement (src/state/).
+ */
+export interface LineSink {
+  write(text: string, lines: readonly string[]): Promise<void>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function fileSink(handle: FileHandle): LineSink {
+  return { write: async (text) => void (await handle.write(text)), sync: () => handle.datasync(), close: () => handle.close() };
+}
+
+/**
+ * A ledger opened for appending, by the holder of its lock: a file (`open`), or another store's
+ * sink (`onto`). Appends are group-committed:
  * lines queued while a write is in flight go out together, each batch written whole and
  * `fdatasync`ed before the callers' promises resolve, so an intent is on disk before its request
  * is sent. Lines nobody waits for gather for the kind's `gatherMs`, if it has one, unless a waited
  * line, `writtenTo` or `close` takes them sooner.
  */
-export class LedgerAppender {
+export class LedgerAppender implements LineAppender {
   /** Lines to write, in order; `waiter` settles the promise of a line someone waits for. */
   private queue: Array<{ line: string; waiter: { resolve: () => void; reject: (error: unknown) => void } | undefined }> = [];
   private flushing: Promise<void> | undefined;
@@ -158,11 +230,16 @@ export class LedgerAppender {
   private constructor(
     readonly path: string,
     private readonly kind: LedgerKind,
-    private handle: FileHandle | undefined,
+    private sink: LineSink | undefined,
     length: number,
   ) {
     this.queuedEnd = length;
     this.writtenEnd = length;
+  }
+
+  /** Appends to `sink` (lines of `length` bytes already there), named `where` in messages. */
+  static onto(where: string, kind: LedgerKind, sink: LineSink, length: number): LedgerAppender {
+    return new LedgerAppender(where, kind, sink, length);
   }
 
   /**
@@ -196,7 +273,7 @@ export class LedgerAppender {
         if (error.code !== 'ENOENT') throw error;
       });
     }
-    return { appender: new LedgerAppender(path, kind, await open(path, 'a', 0o600), length), compacted };
+    return { appender: new LedgerAppender(path, kind, fileSink(await open(path, 'a', 0o600)), length), compacted };
   }
 
   /**
@@ -246,8 +323,8 @@ export class LedgerAppender {
       this.flushNow();
       await this.flushing;
     }
-    await this.handle?.close();
-    this.handle = undefined;
+    await this.sink?.close();
+    this.sink = undefined;
     if (this.failure !== undefined) throw this.failure;
   }
 
@@ -276,11 +353,13 @@ export class LedgerAppender {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0);
       try {
-        if (!this.handle) throw new Error(`the ${this.kind.label} ledger ${this.path} is closed`);
-        const text = batch.map((item) => item.line).join('');
-        await this.handle.write(text);
+        if (!this.sink) throw new Error(`the ${this.kind.label} ledger ${this.path} is closed`);
+        const lines = batch.map((item) => item.line);
+        const text = lines.join('');
+        await heldWrite();
+        await this.sink.write(text, lines);
         this.writtenEnd += Buffer.byteLength(text);
-        await this.handle.datasync();
+        await this.sink.sync();
         for (const item of batch) item.waiter?.resolve();
       } catch (error) {
         for (const item of batch) {
@@ -350,7 +429,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   /** Lines in the file when it was read, to tell whether compaction pays when it is opened for appending. */
   private lines = 0;
   private completeLength = 0;
-  private appender: LedgerAppender | undefined;
+  private appender: LineAppender | undefined;
   /** The file opened for `readBack`, once a field kept on disk is first needed; `opened` once it is. */
   private reader: Promise<FileHandle> | undefined;
   private opened: FileHandle | undefined;
@@ -359,10 +438,20 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
   /** One copy of each distinct value of the kind's `sharedValues` fields (arrays by their JSON). */
   private readonly shared = new Map<string, unknown>();
 
+  /** Where the lines are kept (`linesOf`): a file, or a shared store. */
+  readonly store: LineStore;
+
   constructor(
-    readonly path: string,
+    source: LineStore | string,
     private readonly kind: LedgerKind,
-  ) {}
+  ) {
+    this.store = linesOf(source);
+  }
+
+  /** Names the ledger's place in messages: a path, or a shared store's redacted URL and namespace. */
+  get where(): string {
+    return this.store.where;
+  }
 
   /** Folds one entry into the state (read or appended). */
   protected abstract apply(entry: E): void;
@@ -374,7 +463,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
 
   /** Reads the file into the state; a missing file is an empty ledger. */
   async read(): Promise<this> {
-    const read = await forEachLedgerLine<W>(this.path, this.kind, (entry, position) => this.apply(this.folded(entry, position)));
+    const read = await this.store.forEachLine<W>(this.kind, (entry, position) => this.apply(this.folded(entry, position)));
     this.completeLength = read.completeLength;
     this.lines = read.lines;
     return this;
@@ -385,7 +474,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     let count = 0;
     for (const _entry of this.liveEntries()) count += 1;
     const read = { lines: this.lines, completeLength: this.completeLength };
-    const { appender, compacted } = await LedgerAppender.open(this.path, this.kind, read, { count, lines: () => this.rewrite(this.liveEntries()) });
+    const { appender, compacted } = await this.store.openAppender(this.kind, read, { count, lines: () => this.rewrite(this.liveEntries()) });
     // Superseded entries leave memory as they left the file.
     if (compacted) this.entries = this.entries.length === 0 ? [] : [...this.liveEntries()];
     this.appender = appender;
@@ -393,10 +482,18 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
 
   /** Folds `entry` in and appends it; durable when it resolves (see `LedgerAppender.append` for `wait: false`). */
   protected append(entry: W, options: { wait?: boolean } = {}): Promise<void> {
-    if (!this.appender) return Promise.reject(new Error(`the ${this.kind.label} ledger ${this.path} is closed`));
+    if (!this.appender) return Promise.reject(new Error(`the ${this.kind.label} ledger ${this.where} is closed`));
     const { position, done } = this.appender.appendLine(`${JSON.stringify(entry)}\n`, options);
     this.apply(this.folded(entry, position));
     return done;
+  }
+
+  /**
+   * Appends entries read from another ledger of the same kind as they were written (their ids
+   * and times kept): `taxprep state import` and `export`. Durable when it resolves.
+   */
+  async copyIn(entries: readonly W[]): Promise<void> {
+    await Promise.all(entries.map((entry) => this.append(entry)));
   }
 
   /**
@@ -419,9 +516,9 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
 
   private async readBackWritten(entry: E, position: LinePosition | undefined): Promise<W> {
     if (position === undefined) return entry as W;
-    if (!this.appender) throw new Error(`the ${this.kind.label} ledger ${this.path} is not open for writing`);
+    if (!this.appender) throw new Error(`the ${this.kind.label} ledger ${this.where} is not open for writing`);
     await this.appender.writtenTo(position.offset + position.length);
-    this.reader ??= open(this.path, 'r');
+    this.reader ??= open(this.store.file!, 'r');
     this.opened = await this.reader;
     return this.restored(entry, this.lineAhead(this.opened, position), position);
   }
@@ -438,7 +535,8 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
 
   /** The entry as the fold keeps it: without the kind's `keptOnDisk` fields, and where its line is when it had one. */
   private folded(entry: W, position: LinePosition): E {
-    const onDisk = this.kind.keptOnDisk ?? [];
+    // A shared store has no file to read them back from: it keeps them in memory.
+    const onDisk = this.store.file === undefined ? [] : (this.kind.keptOnDisk ?? []);
     const sharedFields = this.kind.sharedValues?.[entry.type] ?? [];
     const fields = entry as unknown as Record<string, unknown>;
     if (!onDisk.some((field) => field in entry)) {
@@ -500,7 +598,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     }
     const onDisk = this.kind.keptOnDisk ?? [];
     if (stored === undefined || stored.type !== entry.type || !onDisk.every((field) => field in stored!) || !sameStrings(entry, stored)) {
-      throw new Error(`the ${this.kind.label} ledger ${this.path} changed under the holder of its lock (byte ${position.offset})`);
+      throw new Error(`the ${this.kind.label} ledger ${this.where} changed under the holder of its lock (byte ${position.offset})`);
     }
     const whole: Record<string, unknown> = { ...entry };
     for (const field of onDisk) whole[field] = stored[field];
@@ -514,7 +612,7 @@ export abstract class LedgerState<E extends { type: string }, W extends E = E> {
     try {
       for (const entry of live) {
         const position = positionOf(entry);
-        if (position !== undefined) old ??= await open(this.path, 'r');
+        if (position !== undefined) old ??= await open(this.store.file!, 'r');
         const line = `${JSON.stringify(position === undefined ? entry : this.restored(entry, lineAt(old!, position), position))}\n`;
         const length = Buffer.byteLength(line);
         if (position !== undefined) place(entry, { offset, length });
@@ -533,22 +631,24 @@ export interface WritableLedger {
 }
 
 /**
- * Runs `work` with the ledger at `path` locked and open (`open` is the kind's own, such as
- * `Ledger.open`); the ledger is closed and the lock released whatever happens. A second run
- * waits up to `waitMs`, then fails with exit 10 (LEDGER_LOCKED).
+ * Runs `work` with the ledger at `place` (a path: the file there) locked and open (`open` is the
+ * kind's own, such as `Ledger.open`); the ledger is closed and the lock released whatever happens.
+ * A second run, on this machine or (with a shared store) on another, waits up to `waitMs`, then
+ * fails with exit 10 (LEDGER_LOCKED).
  */
 export async function withLedger<L extends WritableLedger, T>(
-  path: string,
+  place: LedgerPlace | string,
   kind: LedgerKind,
-  options: { waitMs: number; clock: Clock; open: (path: string) => Promise<L> },
+  options: { waitMs: number; clock: Clock; open: (lines: LineStore) => Promise<L> },
   work: (ledger: L) => Promise<T>,
 ): Promise<T> {
-  const lock = await acquireLedgerLock(path, { waitMs: options.waitMs, clock: options.clock, kind }).catch((error: unknown) => {
-    throw unusableLedger(path, kind, error);
+  const { lines, lock: acquire } = typeof place === 'string' ? filePlace(place) : place;
+  const lock = await acquire({ waitMs: options.waitMs, clock: options.clock, kind }).catch((error: unknown) => {
+    throw unusableLedger(lines.where, kind, error);
   });
   try {
-    const ledger = await options.open(path).catch((error: unknown) => {
-      throw unusableLedger(path, kind, error);
+    const ledger = await options.open(lines).catch((error: unknown) => {
+      throw unusableLedger(lines.where, kind, error);
     });
     try {
       return await work(ledger);

@@ -1,5 +1,5 @@
 import type { ApiResponse } from '../api/types';
-import { ApiError, CliError, MissingCredentialsError, NetworkError, NotTheApiError } from '../errors';
+import { ApiError, CliError, MissingCredentialsError, NetworkError, NotTheApiError, StateStoreError } from '../errors';
 import { crashPoint } from '../lib/crashPoints';
 import type { RateLimitPacer } from './pacer';
 
@@ -14,11 +14,12 @@ export function provablyNotApplied(error: unknown): boolean {
 
 /**
  * A failure that no later item can escape: the key is refused or out of quota, or the service
- * cannot be reached. A batch stops starting items and exits with the failure's own code.
+ * cannot be reached, or the shared store that records what was done cannot be used. A batch stops
+ * starting items and exits with the failure's own code.
  */
 export function isGlobalFailure(error: unknown): boolean {
-  // A wrong base URL (NotTheApiError) fails every item alike.
-  if (error instanceof NetworkError || error instanceof MissingCredentialsError || error instanceof NotTheApiError) return true;
+  // A wrong base URL (NotTheApiError) fails every item alike; so does a shared store that went away.
+  if (error instanceof NetworkError || error instanceof MissingCredentialsError || error instanceof NotTheApiError || error instanceof StateStoreError) return true;
   return error instanceof ApiError && ['INVALID_API_KEY', 'EXPIRED_API_KEY', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMIT_EXCEEDED'].includes(error.code);
 }
 

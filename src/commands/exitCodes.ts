@@ -23,6 +23,9 @@ export const SERVICE: readonly ExitCodeName[] = ['RATE_LIMITED', 'NETWORK', 'SER
 /** A command that sends requests with the API key: also no key, or a key the service refuses. */
 export const SERVICE_WITH_KEY: readonly ExitCodeName[] = ['AUTH', ...SERVICE];
 
+/** A command that reads or writes taxprep's state (ledgers): with a state URL, the shared store may fail. */
+export const STATE: readonly ExitCodeName[] = ['STATE_STORE'];
+
 export interface ExitCodeRow {
   code: number;
   name: ExitName;

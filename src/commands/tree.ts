@@ -14,6 +14,7 @@ import { serve } from './serve/register';
 import type { CommandSpec } from './spec';
 import { version } from './version/register';
 import { status } from './status/register';
+import { state } from './state/register';
 import { watch } from './watch/register';
 import { whoami } from './whoami/register';
 
@@ -33,14 +34,15 @@ export const program: CommandSpec = {
     { flag: '--no-retry', help: 'never retry a request (same as --max-retries 0)' },
     { flag: '--max-response-size <size>', help: 'largest answer taxprep reads, e.g. 8MB, 512KB (also TAXPREP_MAX_RESPONSE_SIZE)', default: '8MB' },
     { flag: '--ca-file <path>', help: 'also trust the certificate authorities of this PEM file (also TAXPREP_CA_FILE)', complete: 'files' },
+    { flag: '--state-url <url>', help: 'share taxprep\'s state in PostgreSQL (also TAXPREP_STATE_URL; docs/team.md)' },
     { flag: '--verbose', help: 'trace each request and response on stderr (the key redacted)' },
     { flag: '--no-color', help: 'no colour (also NO_COLOR=1 or TERM=dumb)' },
   ],
-  // The top-level help fits a 24-row screen: three examples, the last leading to the rest.
+  // The top-level help fits a 24-row screen: two examples (a third went when `state` made the
+  // additional commands two lines), the last leading to the rest.
   examples: [
     'taxprep accounts get 1001',
-    'taxprep docs list 1001 --json id,filename',
     'taxprep help formatting   # or: flags, environment, exit-codes, a command',
   ],
-  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, whoami, doctor, api, serve, completion, complete, help, version],
+  subcommands: [health, accounts, loginLink, docs, projects, deliverables, status, watch, hooks, profiles, state, whoami, doctor, api, serve, completion, complete, help, version],
 };

@@ -1,7 +1,7 @@
 import { CONTRACT_API_KEY_HINT, hasApiKeyShape, keyRedactor } from '../contract/apiKeys';
 import { BASE_PATH, endsInVersion } from '../contract/version';
 import { normalType } from '../contract/uploads';
-import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource } from '../types';
+import type { GlobalOptions, Profile, ProfileStore, ResolvedSettings, SettingSource, StateSetting } from '../types';
 import { CliError, MalformedApiKeyError, MissingCredentialsError, UsageError } from '../errors';
 import { readCaFile, type CaFile } from './caFile';
 
@@ -17,6 +17,8 @@ export const ENVIRONMENT_VARIABLES = {
   maxResponseSize: 'TAXPREP_MAX_RESPONSE_SIZE',
   queryParameters: 'TAXPREP_QUERY_PARAMETERS',
   caFile: 'TAXPREP_CA_FILE',
+  stateUrl: 'TAXPREP_STATE_URL',
+  stateNamespace: 'TAXPREP_STATE_NAMESPACE',
 } as const;
 
 /** "A few MB": far above any page of 100 items, far below what would trouble the machine. */
@@ -128,7 +130,7 @@ export function checkNewApiKey(key: string): string {
  * The profile store is not opened when flags and environment already give a base URL and a key.
  */
 export async function resolveSettings(input: {
-  globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize' | 'caFile'>;
+  globals: Pick<GlobalOptions, 'profile' | 'baseUrl' | 'maxResponseSize' | 'caFile' | 'stateUrl'>;
   env: Env;
   profiles: () => Promise<ProfileStore>;
   /** The key of a profile whose key is not in the file (the credential store, a command); read only when it is the key in use. */
@@ -226,6 +228,8 @@ export async function resolveSettings(input: {
     queryParameters,
     ...profileUploadRules(profile),
   };
+  const state = stateSetting(globals, env, profile);
+  if (state !== undefined) resolved.state = state;
   if (profileSource !== undefined) resolved.profileSource = profileSource;
   const caFile = caFileOf(globals, env, profile);
   if (caFile !== undefined) resolved.caFile = caFile;
@@ -239,6 +243,34 @@ export function caFileOf(globals: Pick<GlobalOptions, 'caFile'>, env: Env, profi
   if (envCaFile !== undefined) return readCaFile(envCaFile, ENVIRONMENT_VARIABLES.caFile);
   if (profile?.caFile !== undefined) return readCaFile(profile.caFile, `ca_file of profile "${profile.name}"`);
   return undefined;
+}
+
+const NAMESPACE_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,62}$/;
+const NAMESPACE_RULE = 'must be 1 to 63 lower-case letters, digits, "_", "." or "-", starting with a letter or digit';
+
+/**
+ * The shared store of taxprep's state, when one is set: `--state-url`, then TAXPREP_STATE_URL,
+ * then the profile's `state_url`; its namespace from TAXPREP_STATE_NAMESPACE, the profile's
+ * `state_namespace`, or "default". The URL is checked when the store is opened (src/state/).
+ */
+function stateSetting(globals: Pick<GlobalOptions, 'stateUrl'>, env: Env, profile: Profile | undefined): StateSetting | undefined {
+  const envUrl = fromEnv(env, ENVIRONMENT_VARIABLES.stateUrl);
+  const [url, source]: [string | undefined, SettingSource] =
+    globals.stateUrl !== undefined ? [globals.stateUrl, 'flag'] : envUrl !== undefined ? [envUrl, 'environment'] : [profile?.stateUrl, 'profile'];
+  if (url === undefined) return undefined;
+  const envNamespace = fromEnv(env, ENVIRONMENT_VARIABLES.stateNamespace);
+  const [namespace, where] =
+    envNamespace !== undefined
+      ? [envNamespace, ENVIRONMENT_VARIABLES.stateNamespace]
+      : profile?.stateNamespace !== undefined
+        ? [profile.stateNamespace, `state_namespace of profile "${profile.name}"`]
+        : ['default', 'default'];
+  return { url, source, namespace: checkStateNamespace(namespace, where) };
+}
+
+export function checkStateNamespace(namespace: string, where: string): string {
+  if (!NAMESPACE_PATTERN.test(namespace)) throw new UsageError(`${where} ${NAMESPACE_RULE}`, { details: { state_namespace: [NAMESPACE_RULE] } });
+  return namespace;
 }
 
 /** Whether a base URL ends in the contract's version segment; `profiles add` and `whoami` warn when not. */

@@ -25,6 +25,8 @@ interface StoredProfile {
   upload_max_size?: string;
   upload_types?: string[];
   ca_file?: string;
+  state_url?: string;
+  state_namespace?: string;
   [key: string]: unknown;
 }
 interface StoredProfiles {
@@ -82,6 +84,8 @@ export function openProfileStore(env: Env): ProfileStore {
     if (stored.upload_max_size !== undefined) profile.uploadMaxSize = stored.upload_max_size;
     if (stored.upload_types !== undefined) profile.uploadTypes = stored.upload_types;
     if (stored.ca_file !== undefined) profile.caFile = stored.ca_file;
+    if (stored.state_url !== undefined) profile.stateUrl = stored.state_url;
+    if (stored.state_namespace !== undefined) profile.stateNamespace = stored.state_namespace;
     return profile;
   };
   const toStored = (profile: Profile): StoredProfile => {
@@ -94,6 +98,8 @@ export function openProfileStore(env: Env): ProfileStore {
     if (profile.uploadMaxSize !== undefined) stored.upload_max_size = profile.uploadMaxSize;
     if (profile.uploadTypes !== undefined) stored.upload_types = profile.uploadTypes;
     if (profile.caFile !== undefined) stored.ca_file = profile.caFile;
+    if (profile.stateUrl !== undefined) stored.state_url = profile.stateUrl;
+    if (profile.stateNamespace !== undefined) stored.state_namespace = profile.stateNamespace;
     return stored;
   };
 

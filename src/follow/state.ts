@@ -99,7 +99,7 @@ export async function readState(path: string, expected: { baseUrl: string }, opt
     if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
     throw new UsageError(`cannot read the watch state file ${path}: ${(error as Error).message}`, { details: { state: ['cannot be read'], path } });
   }
-  const { format: _format, version: _version, ...state } = parseJsonDocument(text, StateFile, (rule) => damaged(path, rule));
+  const state = parseStateDocument(text, (rule) => damaged(path, rule));
   if (state.base_url !== expected.baseUrl) {
     throw new UsageError(`the watch state file ${path} is for ${state.base_url}, not ${expected.baseUrl}; it was left as it is`, {
       details: { state: ['is for another base URL'], path },
@@ -107,6 +107,17 @@ export async function readState(path: string, expected: { baseUrl: string }, opt
     });
   }
   return state;
+}
+
+/** A state document (a file's text, or the same JSON as a shared store keeps it) as a state; `damaged` makes the error for a rule it breaks. */
+export function parseStateDocument(text: string, damaged: (rule: string) => Error): WatchState {
+  const { format: _format, version: _version, ...state } = parseJsonDocument(text, StateFile, damaged);
+  return state;
+}
+
+/** The state as its document: what a file holds, and what a shared store keeps. */
+export function stateDocument(state: WatchState): string {
+  return JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION, ...state });
 }
 
 /**
@@ -128,6 +139,5 @@ export interface PassRecord {
  */
 export async function stagePass(path: string, record: PassRecord): Promise<StagedFile> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const document = { format: STATE_FORMAT, version: STATE_VERSION, ...record.state };
-  return stageFileAtomically(path, `${JSON.stringify(document)}\n`, { durable: true });
+  return stageFileAtomically(path, `${stateDocument(record.state)}\n`, { durable: true });
 }

@@ -1,7 +1,9 @@
-import { defaultOutboxPath, readOutbox } from '../batch/ledgers/outbox';
+import { readOutbox } from '../batch/ledgers/outbox';
+import { StateStoreError } from '../errors';
 import { formatDuration } from '../lib/duration';
 import type { Context } from '../types';
-import { defaultHooksPath, inScope, readHooks, targetOf } from './store';
+import { hooksPlaceOf } from './place';
+import { inScope, targetOf } from './store';
 
 export interface HookTrouble {
   hook: string;
@@ -12,12 +14,21 @@ export interface HookTrouble {
 /**
  * The hooks of this profile and base URL that need a person, for `status` and `doctor`: disabled
  * ones (a 410, --disable-after, hooks disable), and enabled ones with failed deliveries or whose
- * deliveries fail now. Reads files only; asks the service nothing.
+ * deliveries fail now. Reads the hooks and the outbox (files, or the shared store); asks the
+ * service nothing.
  */
-export async function hookTroubles(ctx: Pick<Context, 'env' | 'clock'>, scope: { profile: string | null; baseUrl: string }): Promise<HookTrouble[]> {
-  const hooks = (await readHooks(defaultHooksPath(ctx.env))).filter((hook) => inScope(hook, scope));
+export async function hookTroubles(ctx: Context): Promise<HookTrouble[]> {
+  const { scope, store, outboxLines } = await hooksPlaceOf(ctx);
+  let hooks;
+  try {
+    hooks = (await store.read()).filter((hook) => inScope(hook, scope));
+  } catch (error) {
+    // A role not granted the shared store's hooks (which hold their secrets: docs/team.md) has none to look after.
+    if (error instanceof StateStoreError && error.details?.sqlstate_or_errno === '42501') return [];
+    throw error;
+  }
   if (hooks.length === 0) return [];
-  const outbox = await readOutbox(defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl));
+  const outbox = await readOutbox(outboxLines);
   const failed = new Map<string, number>();
   for (const delivery of outbox.all()) if (delivery.status === 'failed') failed.set(delivery.hook, (failed.get(delivery.hook) ?? 0) + 1);
   const now = ctx.clock.now().getTime();

@@ -7,7 +7,7 @@ import { crashPoint } from '../lib/crashPoints';
 import { formatDuration } from '../lib/duration';
 import type { Clock } from '../types';
 import { attemptDelivery, type AttemptOutcome } from './attempt';
-import { inScope, liveSecrets, readHooks, targetOf, updateHooks, withStoredSecrets, type Hook, type Scope } from './store';
+import { inScope, liveSecrets, targetOf, withStoredSecrets, type Hook, type HooksStore, type Scope } from './store';
 import type { CredentialStore } from '../config/credentialStore';
 
 /** Deliveries in flight at once, over all hooks. */
@@ -15,7 +15,7 @@ export const DELIVERY_CONCURRENCY = 8;
 
 export interface DelivererOptions {
   outbox: Outbox;
-  hooksPath: string;
+  hooks: HooksStore;
   scope: Scope;
   clock: Clock;
   /** A notice for the person (stderr): a hook disabled, a delivery given up. */
@@ -25,6 +25,12 @@ export interface DelivererOptions {
   concurrency?: number;
   /** The certificate authorities an https receiver's certificate may come from. */
   trust: Trust;
+  /**
+   * Claims an attempt before it is sent, when several machines share the outbox (a shared store:
+   * src/state/sharedOutbox.ts); throws when this machine may no longer send. Absent for the outbox
+   * file, whose lock makes its holder the only sender.
+   */
+  claim?: (delivery: Delivery, attempt: number) => Promise<void>;
 }
 
 export interface SweepResult {
@@ -67,7 +73,7 @@ export class Deliverer {
   async sweep(signal: AbortSignal): Promise<SweepResult> {
     const result: SweepResult = { delivered: 0, retried: 0, failed: 0, nextDueMs: undefined };
     for (;;) {
-      const enabled = (await readHooks(this.options.hooksPath)).filter((hook) => hook.enabled && inScope(hook, this.options.scope));
+      const enabled = (await this.options.hooks.read()).filter((hook) => hook.enabled && inScope(hook, this.options.scope));
       const hooks = new Map((await withStoredSecrets(enabled, this.options.credentials)).map((hook) => [hook.id, hook]));
       const { due, nextDueMs } = this.dueDeliveries(hooks);
       result.nextDueMs = nextDueMs;
@@ -127,6 +133,7 @@ export class Deliverer {
     const { outbox, clock } = this.options;
     const now = clock.now();
     const body = await outbox.bodyOf(delivery.event);
+    if (this.options.claim !== undefined) await this.options.claim(delivery, delivery.attempts + 1);
     crashPoint('hooks.before-attempt');
     const outcome = await attemptDelivery(hook, delivery.event, body, liveSecrets(hook, now), now, this.dispatcher);
     crashPoint('hooks.after-attempt');
@@ -161,11 +168,11 @@ export class Deliverer {
     }
   }
 
-  /** Disables the hook in the hooks file; its pending deliveries are marked failed, for `redeliver` or `recover` once it is enabled again. */
+  /** Disables the hook in its store; its pending deliveries are marked failed, for `redeliver` or `recover` once it is enabled again. */
   private async disable(hook: Hook, reason: string): Promise<void> {
     if (!hook.enabled) return;
     hook.enabled = false;
-    await updateHooks(this.options.hooksPath, this.options.clock, (hooks) => {
+    await this.options.hooks.update(this.options.clock, (hooks) => {
       const stored = hooks.find((candidate) => candidate.id === hook.id);
       if (stored !== undefined) Object.assign(stored, { enabled: false, disabled_reason: reason });
     });

@@ -93,17 +93,17 @@ export async function removeRequest(outboxPath: string, id: string): Promise<voi
  * Applies every request of the inbox to the outbox (by its holder): returns how many deliveries
  * were made due. A file that is not a request (damaged by hand) is left where it is and skipped.
  */
-export async function applyRequests(outbox: Outbox, at: Date): Promise<number> {
+export async function applyRequests(outbox: Outbox, outboxPath: string, at: Date): Promise<number> {
   let names: string[];
   try {
-    names = (await readdir(inboxOf(outbox.path))).filter((name) => name.endsWith('.json')).sort();
+    names = (await readdir(inboxOf(outboxPath))).filter((name) => name.endsWith('.json')).sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw error;
   }
   let marked = 0;
   for (const name of names) {
-    const file = join(inboxOf(outbox.path), name);
+    const file = join(inboxOf(outboxPath), name);
     const id = name.slice(0, -'.json'.length);
     const request = parseRequest(await readFile(file, 'utf8').catch(() => ''));
     if (request === undefined) continue;
@@ -113,7 +113,7 @@ export async function applyRequests(outbox: Outbox, at: Date): Promise<number> {
       await Promise.all(marks.map((mark) => outbox.redeliver(mark.id, mark.hook, at, id)));
       marked += marks.length;
     }
-    await removeRequest(outbox.path, id);
+    await removeRequest(outboxPath, id);
   }
   return marked;
 }

@@ -110,6 +110,31 @@ export function secretsOf(hook: Hook): HookSecret[] {
   return hook.secrets;
 }
 
+/**
+ * Where the hooks are kept: the hooks file (the default), or a shared store, where every machine
+ * of a team sees and changes the same hooks (src/state/sharedHooks.ts). A hook's secrets live with
+ * it in either.
+ */
+export interface HooksStore {
+  /** Every hook it holds (of every profile, for the file); a damaged store is refused (exit 2). */
+  read(): Promise<Hook[]>;
+  /** Reads the hooks, lets `change` edit them, and writes the result whole, or nothing when `change` throws. */
+  update<T>(clock: Clock, change: (hooks: Hook[]) => T): Promise<T>;
+}
+
+export function hooksFile(path: string): HooksStore {
+  return { read: () => readHooks(path), update: (clock, change) => updateHooks(path, clock, change) };
+}
+
+/** The hooks of a document (the file's text, or the same JSON in a shared store); `damaged` makes the error for a rule it breaks. */
+export function parseHooksDocument(text: string, damaged: (rule: string) => Error): Hook[] {
+  return parseJsonDocument(text, HooksFile, damaged).hooks;
+}
+
+export function hooksDocument(hooks: Hook[]): string {
+  return JSON.stringify({ format: HOOKS_FORMAT, version: HOOKS_VERSION, hooks }, null, 2);
+}
+
 /** Every hook in the file (of every profile); a missing file has none, a damaged one is refused (exit 2). */
 export async function readHooks(path: string): Promise<Hook[]> {
   let text: string;
@@ -119,7 +144,7 @@ export async function readHooks(path: string): Promise<Hook[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw new UsageError(`cannot read the hooks file ${path}: ${(error as Error).message}`, { details: { hooks_file: ['cannot be read'], path } });
   }
-  return parseJsonDocument(text, HooksFile, (rule) => damaged(path, rule)).hooks;
+  return parseHooksDocument(text, (rule) => damaged(path, rule));
 }
 
 /**
@@ -138,7 +163,7 @@ export async function updateHooks<T>(path: string, clock: Clock, change: (hooks:
       const { secrets: _read, ...kept } = hook;
       return kept;
     });
-    await writeFileAtomically(path, `${JSON.stringify({ format: HOOKS_FORMAT, version: HOOKS_VERSION, hooks: stored }, null, 2)}\n`, { durable: true });
+    await writeFileAtomically(path, `${hooksDocument(stored)}\n`, { durable: true });
     return result;
   } finally {
     await lock.release();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { acquireLedgerLock } from '../batch/lock';
-import { OUTBOX, Outbox, defaultOutboxPath } from '../batch/ledgers/outbox';
+import { OUTBOX, Outbox, defaultOutboxPath, type Delivery } from '../batch/ledgers/outbox';
 import type { Change } from '../follow/changes';
 import { crashPoint } from '../lib/crashPoints';
 import { sanitizeLine } from '../output/sanitize';
@@ -8,7 +8,7 @@ import type { Clock, Context } from '../types';
 import { Deliverer } from './deliverer';
 import { eventsFor } from './queue';
 import { acquireWatchLock, applyRequests, onRequest } from './requests';
-import { defaultHooksPath, inScope, readHooks, type Scope } from './store';
+import { defaultHooksPath, hooksFile, inScope, type HooksStore, type Scope } from './store';
 
 /** How long watch waits for the watch's lock (another watch runs) and the outbox's (a hooks command holds it) before exit 10. */
 const LOCK_WAIT_MS = 2_000;
@@ -31,31 +31,74 @@ export interface WatchHooks {
   close(options: { sweep: boolean }): Promise<void>;
 }
 
+/** The outbox a watch writes, open, and how to let it go (the file's lock, or nothing under a shared store's lease). */
+export interface OpenedOutbox {
+  outbox: Outbox;
+  release(): Promise<void>;
+  /** See `DelivererOptions.claim`. */
+  claim?: (delivery: Delivery, attempt: number) => Promise<void>;
+  /**
+   * The outbox file whose inbox (./requests.ts) takes the requests of `hooks redeliver`, `recover`
+   * and `deliver` while this watch holds it. Absent under a shared store, where those commands
+   * take the lease themselves.
+   */
+  inbox?: string;
+}
+
+/** Where a watch finds its hooks, and how it opens the outbox for writing. */
+export interface WatchHooksPlace {
+  hooks: HooksStore;
+  openOutbox(): Promise<OpenedOutbox>;
+}
+
+/**
+ * The hooks file and the outbox file of this profile and base URL: the watch's own lock first (a
+ * second watch is told another is running), then the outbox's.
+ */
+export function watchHooksFiles(ctx: Pick<Context, 'env' | 'clock'>, scope: Scope): WatchHooksPlace {
+  const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
+  return {
+    hooks: hooksFile(defaultHooksPath(ctx.env)),
+    async openOutbox() {
+      const watchLock = await acquireWatchLock(outboxPath, ctx.clock, LOCK_WAIT_MS);
+      let lock: Awaited<ReturnType<typeof acquireLedgerLock>> | undefined;
+      try {
+        lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
+        const release = async () => {
+          await lock?.release();
+          await watchLock.release();
+        };
+        return { outbox: await Outbox.open(outboxPath), release, inbox: outboxPath };
+      } catch (error) {
+        await lock?.release();
+        await watchLock.release();
+        throw error;
+      }
+    },
+  };
+}
+
 export async function openWatchHooks(
-  ctx: Pick<Context, 'env' | 'clock' | 'credentials' | 'trust'>,
+  ctx: Pick<Context, 'clock' | 'credentials' | 'trust'>,
   scope: Scope,
+  where: WatchHooksPlace,
   note: (message: string) => Promise<void>,
   options: { background: boolean; signal: AbortSignal; recordedPass: string | undefined },
 ): Promise<WatchHooks> {
-  const hooksPath = defaultHooksPath(ctx.env);
-  const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
-  // Read first: a damaged hooks file stops watch before it reads or records anything (exit 2).
-  await readHooks(hooksPath);
+  const { hooks: hooksStore } = where;
+  // Read first: damaged hooks stop watch before it reads or records anything (exit 2).
+  await hooksStore.read();
   const trust = await ctx.trust();
-  const watchLock = await acquireWatchLock(outboxPath, ctx.clock, LOCK_WAIT_MS);
-  let lock: Awaited<ReturnType<typeof acquireLedgerLock>> | undefined;
-  let outbox: Outbox;
+  const { outbox, release, claim, inbox } = await where.openOutbox();
   try {
-    lock = await acquireLedgerLock(outboxPath, { waitMs: LOCK_WAIT_MS, clock: ctx.clock, kind: OUTBOX });
-    outbox = await Outbox.open(outboxPath);
     // A watch killed between queueing a pass and recording it: the state says whether it was recorded.
     for (const pass of outbox.unsettledPasses()) await outbox.settlePass(pass, pass === options.recordedPass ? 'committed' : 'dropped', ctx.clock.now());
   } catch (error) {
-    await lock?.release();
-    await watchLock.release();
+    await outbox.close();
+    await release();
     throw error;
   }
-  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note, credentials: ctx.credentials(), trust });
+  const deliverer = new Deliverer({ outbox, hooks: hooksStore, scope, clock: ctx.clock, note, claim, credentials: ctx.credentials(), trust });
   const stop = new AbortController();
   const stopping = AbortSignal.any([stop.signal, options.signal]);
   let wake = new AbortController();
@@ -67,7 +110,7 @@ export async function openWatchHooks(
   let applying = Promise.resolve();
   const takeRequests = () => {
     applying = applying.catch(() => undefined).then(async () => {
-      await applyRequests(outbox, ctx.clock.now());
+      if (inbox !== undefined) await applyRequests(outbox, inbox, ctx.clock.now());
     });
     return applying;
   };
@@ -76,15 +119,17 @@ export async function openWatchHooks(
   const onRequestLanded = () => {
     takeRequests().then(wakeSender, (error: unknown) => note(`hooks: a request of hooks redeliver, recover or deliver was not applied (${sanitizeLine((error as Error).message)}); it waits for the next pass`));
   };
-  const watchInbox = () =>
-    onRequest(outboxPath, stopping, onRequestLanded).catch((error: unknown) =>
+  const watchInbox = async () =>
+    inbox === undefined
+      ? undefined
+      : onRequest(inbox, stopping, onRequestLanded).catch((error: unknown) =>
       note(`hooks: requests of hooks redeliver, recover and deliver are taken at each pass only (${sanitizeLine((error as Error).message)})`),
     );
   const background = options.background ? Promise.all([deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, takeRequests, note), watchInbox()]) : Promise.resolve();
 
   return {
     async queue(changes) {
-      const hooks = (await readHooks(hooksPath)).filter((hook) => hook.enabled && inScope(hook, scope));
+      const hooks = (await hooksStore.read()).filter((hook) => hook.enabled && inScope(hook, scope));
       const events = eventsFor(changes, hooks, randomUUID(), ctx.clock.now()).filter((event) => event.hooks.length > 0);
       if (events.length === 0) return undefined;
       await outbox.queue(events);
@@ -108,8 +153,7 @@ export async function openWatchHooks(
         await applying.catch(() => undefined);
         await deliverer.close();
         await outbox.close();
-        await lock.release();
-        await watchLock.release();
+        await release();
       }
     },
   };

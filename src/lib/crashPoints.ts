@@ -36,6 +36,7 @@ export const CRASH_POINTS = [
 export type CrashPointName = (typeof CRASH_POINTS)[number];
 
 export const CRASH_AT_VARIABLE = 'TAXPREP_TEST_CRASH_AT';
+export const HOLD_WRITES_VARIABLE = 'TAXPREP_TEST_HOLD_WRITES';
 
 interface CrashPlan {
   point: CrashPointName;
@@ -69,5 +70,7 @@ export function crashPoint(point: CrashPointName): void {
 
 /** For a release build: crash points are a test's tool, never a shipped switch. */
 export function refuseCrashPointsInRelease(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return env[CRASH_AT_VARIABLE] === undefined ? undefined : `${CRASH_AT_VARIABLE} is a test-only switch and this is a release build; unset it.`;
+  // TAXPREP_TEST_HOLD_WRITES (src/lib/heldWrites.ts) is the other test-only switch of the durability tests.
+  const set = [CRASH_AT_VARIABLE, HOLD_WRITES_VARIABLE].find((name) => env[name] !== undefined);
+  return set === undefined ? undefined : `${set} is a test-only switch and this is a release build; unset it.`;
 }

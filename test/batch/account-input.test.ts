@@ -8,6 +8,7 @@ import { defaultPathOf } from '../../src/batch/ledger';
 import { ACCOUNTS, AccountsLedger } from '../../src/batch/ledgers/accounts';
 import { readImport } from '../../src/commands/accounts/importInput';
 import { UsageError } from '../../src/errors';
+import { fileBackend } from '../../src/state/backend';
 import type { Context } from '../../src/types';
 import { makeHome, runMain } from '../helpers/cli';
 
@@ -277,7 +278,7 @@ describe('readAccountInput', () => {
     await ledger.close();
     return { dir, env };
   }
-  const ctxOf = (env: Record<string, string>, stdin: string[] = []) => ({ env, io: { stdin: Readable.from(stdin) } }) as unknown as Pick<Context, 'io' | 'env'>;
+  const ctxOf = (env: Record<string, string>, stdin: string[] = []) => ({ env, io: { stdin: Readable.from(stdin) }, state: async () => fileBackend(env) }) as unknown as Pick<Context, 'io' | 'env' | 'state'>;
 
   it("finds an import's emails in the accounts ledger, at the service's origin only", async () => {
     const { dir, env } = await setUp();

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../../src/types';
 import { UsageError } from '../../src/errors';
-import { LedgerAppender, forEachLedgerLine, ledgerPathOf, readLedgerLines, withLedger } from '../../src/batch/ledger';
+import { LedgerAppender, forEachLedgerLine, ledgerPathOf, readLedgerLines, withLedger, type LineStore } from '../../src/batch/ledger';
 import { LOGIN_LINKS, Ledger } from '../../src/batch/ledgers/loginLinks';
 import { OUTBOX, Outbox, type EventLine } from '../../src/batch/ledgers/outbox';
 import { lockPathOf } from '../../src/batch/lock';
@@ -521,7 +521,7 @@ describe('reading a line back', () => {
 });
 
 describe('holding a ledger', () => {
-  const open = (path: string) => Ledger.open(path);
+  const open = (lines: LineStore) => Ledger.open(lines);
 
   it('a ledger that cannot be created is a setting to fix, named with its errno; nothing was sent', async () => {
     const file = tempPath('plain');

@@ -8,7 +8,12 @@ import { defaultPathOf, withLedger } from '../../src/batch/ledger';
 import { ACCOUNTS, AccountsLedger, readAccountsLedger } from '../../src/batch/ledgers/accounts';
 import { LOGIN_LINKS, Ledger } from '../../src/batch/ledgers/loginLinks';
 import { knownAccounts } from '../../src/batch/knownAccounts';
+import { fileBackend } from '../../src/state/backend';
+
 import { openRecordFile } from '../../src/batch/records';
+
+/** A context whose state is the files of `env`'s home, as a command without a state URL has. */
+const filesOf = (env: Record<string, string>) => ({ env, state: async () => fileBackend(env) });
 
 const realClock: Clock = { now: () => new Date(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 const origin = 'http://127.0.0.1:4010';
@@ -171,14 +176,14 @@ describe('knownAccounts', () => {
     await links.recordIssued(await links.recordIntent(elsewhere, meta), elsewhere, link, meta);
     await links.close();
 
-    const known = await knownAccounts({ env }, { origin });
+    const known = await knownAccounts(filesOf(env), { origin });
     expect(known.map(({ account_id, email, sources }) => ({ account_id, email, sources }))).toEqual([
       { account_id: 1001, email: 'jane@example.com', sources: ['accounts create', 'login-link'] },
       { account_id: 1002, email: 'john@example.com', sources: ['accounts import'] },
       { account_id: 1003, email: undefined, sources: ['login-link'] },
     ]);
     expect(known[0]!.at).toBe('2026-11-23T11:00:00.000Z');
-    expect((await knownAccounts({ env })).map((account) => account.account_id)).toEqual([1001, 1002, 1003, 1004]);
+    expect((await knownAccounts(filesOf(env))).map((account) => account.account_id)).toEqual([1001, 1002, 1003, 1004]);
   });
 
   it('names each command once per account, keeps the profile and time of the latest, and gives no email to an account the links alone know', async () => {
@@ -200,7 +205,7 @@ describe('knownAccounts', () => {
       await links.recordIssued(await links.recordIntent(target, meta), target, { ...link, user_email: userEmail ?? 'pat@example.com' }, meta);
     }
     await links.close();
-    expect(await knownAccounts({ env }, { origin })).toStrictEqual([
+    expect(await knownAccounts(filesOf(env), { origin })).toStrictEqual([
       { origin, account_id: 1001, email: 'jane@example.com', sources: ['accounts create', 'login-link'], profile: 'day', at: '2026-11-24T02:00:00.000Z' },
       { origin, account_id: 1005, sources: ['login-link'], profile: 'night', at: '2026-11-25T02:00:00.000Z' },
     ]);
@@ -219,13 +224,13 @@ describe('knownAccounts', () => {
     const link = { user_email: 'jane@example.com', purpose: 'expired_link', expires_at: '2026-11-30T10:00:00Z', created_at: at.toISOString() };
     await links.recordIssued(await links.recordIntent(target, meta), target, link, meta);
     await links.close();
-    expect(await knownAccounts({ env }, { origin })).toStrictEqual([
+    expect(await knownAccounts(filesOf(env), { origin })).toStrictEqual([
       { origin, account_id: 1001, email: 'jane@example.com', sources: ['accounts create', 'accounts import', 'login-link'], profile: 'acme', at: at.toISOString() },
     ]);
   });
 
   it('is empty when no ledger exists yet', async () => {
-    expect(await knownAccounts({ env: dataHome() })).toEqual([]);
+    expect(await knownAccounts(filesOf(dataHome()))).toEqual([]);
   });
 });
 

@@ -83,12 +83,16 @@ describe('every duration flag refuses a bare number alike, saying the unit', () 
 
 describe('argv -> options', () => {
   it.each<[string[], add.AddProfileOptions]>([
-    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined }],
-    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true, insecureStorage: false, apiKeyCommand: undefined }],
-    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined }],
-    [['profiles', 'add', 'box', '--insecure-storage'], { name: 'box', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: true, apiKeyCommand: undefined }],
-    [['profiles', 'add', 'op', '--api-key-command', "op read 'op://Partners/taxprep/key'"], { name: 'op', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: "op read 'op://Partners/taxprep/key'" }],
-    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false, insecureStorage: false, apiKeyCommand: undefined }],
+    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'box', '--insecure-storage'], { name: 'box', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: true, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'op', '--api-key-command', "op read 'op://Partners/taxprep/key'"], { name: 'op', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: "op read 'op://Partners/taxprep/key'", stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [
+      ['profiles', 'add', 'team', '--state-url', 'postgres://ops@db.example.com/taxprep', '--state-namespace', 'acme'],
+      { name: 'team', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: 'postgres://ops@db.example.com/taxprep', stateNamespace: 'acme' },
+    ],
   ])('profiles add %j', async (argv, expected) => {
     const { raw, module } = await parse(argv);
     expect(module.parseOptions(raw)).toEqual(expected);
@@ -102,6 +106,13 @@ describe('argv -> options', () => {
     const command = extra.length === 0 ? 'op read x | head -1' : 'op read x';
     const { raw, module } = await parse(['profiles', 'add', 'op', '--api-key-command', command, ...extra]);
     expect(() => module.parseOptions(raw)).toThrow(message);
+  });
+
+  it('a state URL given as a flag holds no password; a namespace follows its rule', async () => {
+    const { raw, module } = await parse(['profiles', 'add', 'team', '--state-url', 'postgres://ops:hunter2@db.example.com/taxprep']);
+    expect(() => module.parseOptions(raw)).toThrow('--state-url must not hold a password (flags end up in shell history and process lists): use PGPASSWORD, ~/.pgpass or a PGSERVICE');
+    const named = await parse(['profiles', 'add', 'team', '--state-namespace', 'Acme Team']);
+    expect(() => named.module.parseOptions(named.raw)).toThrow('--state-namespace must be 1 to 63 lower-case letters, digits, "_", "." or "-", starting with a letter or digit');
   });
 
   it('profiles add has no flag for the key itself', async () => {

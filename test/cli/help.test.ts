@@ -43,7 +43,7 @@ describe('help like the GitHub CLI', () => {
     expect(headings).toEqual(['USAGE', 'CORE COMMANDS', 'ADDITIONAL COMMANDS', 'FLAGS', 'EXAMPLES']);
     expect(stdout).toMatch(/^ {2}accounts: +Create client accounts, one or a file of them, and read them$/m);
     // help and version are --help and --version already.
-    expect(stdout).toMatch(/^ {2}health, status, watch, hooks, profiles, whoami, doctor, api, serve, completion$/m);
+    expect(stdout).toMatch(/^ {2}health, status, watch, hooks, profiles, state, whoami, doctor, api, serve,\n {2}completion$/m);
     expect(stdout).toContain('--json, --jq, --profile');
     expect(stdout).not.toContain('__complete');
   });

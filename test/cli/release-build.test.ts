@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { buildOptions, stampDefines } from '../../bin/build.js';
-import { CRASH_AT_VARIABLE } from '../../src/lib/crashPoints';
+import { CRASH_AT_VARIABLE, HOLD_WRITES_VARIABLE } from '../../src/lib/crashPoints';
 
 /** Runs `taxprep version` from a bundle built as bin/build.js builds it, release or not; its exit code and stderr. */
 async function versionFrom(release: boolean, env: Record<string, string>): Promise<{ status: number; stderr: string }> {
@@ -25,6 +25,11 @@ describe('the test-only crash switch in a release build', () => {
   it('a release build refuses to start with it set: exit 2, the variable named, nothing run', async () => {
     const refused = await versionFrom(true, { [CRASH_AT_VARIABLE]: 'batch.after-intent' });
     expect(refused).toEqual({ status: 2, stderr: `error: ${CRASH_AT_VARIABLE} is a test-only switch and this is a release build; unset it.\n` });
+  });
+
+  it('and with the switch that holds ledger writes back (TAXPREP_TEST_HOLD_WRITES)', async () => {
+    const refused = await versionFrom(true, { [HOLD_WRITES_VARIABLE]: '400' });
+    expect(refused).toEqual({ status: 2, stderr: `error: ${HOLD_WRITES_VARIABLE} is a test-only switch and this is a release build; unset it.\n` });
   });
 
   it('a release build without it runs; a development build (the tests\' own) runs with it', async () => {

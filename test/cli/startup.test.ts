@@ -38,6 +38,8 @@ describe('start-up imports', () => {
     expect([...externals].filter((path) => !path.startsWith('node:'))).toEqual([]);
     const heavyInputs = [...inputs].filter((input) => /src\/(mock|api\/(client|http)|config\/store|output\/table)|src\/commands\/[^/]+\/(?!register)/.test(input));
     expect(heavyInputs).toEqual([]);
+    // The shared state store (and its database client, pg) loads only for a command that touches state.
+    expect([...inputs].filter((input) => input.startsWith('src/state/'))).toEqual(['src/state/urlFlag.ts']);
   });
 
   it('has no import() of its own: it runs as a script compiled with a code cache (src/launch.ts)', async () => {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeHome, runCli, startCli } from '../helpers/cli';
 import { startMock, type RunningMock } from '../helpers/mock';
+import { startReceiver, type Received, type ReceiverAnswer } from '../helpers/webhookReceiver';
 
 /**
  * `taxprep hooks` with `watch`, the real CLI against the mock, with receivers in this process
@@ -46,42 +46,8 @@ async function control(path: string, body?: unknown, method = 'POST'): Promise<a
   return response.json;
 }
 
-interface Received {
-  id: string;
-  body: string;
-  verified: boolean;
-}
-
-/** A receiver on 127.0.0.1 that verifies each request with every secret it is given and answers as `answer` says. */
-async function receiver(answer: (request: IncomingMessage, count: number) => { status: number; headers?: Record<string, string>; delayMs?: number }) {
-  const received: Received[] = [];
-  const secrets: string[] = [];
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const headers = request.headers as Record<string, string>;
-      const verified = secrets.length > 0 && secrets.every((secret) => {
-        try {
-          new Webhook(secret).verify(body, headers);
-          return true;
-        } catch {
-          return false;
-        }
-      });
-      received.push({ id: headers['webhook-id']!, body, verified });
-      const reply = answer(request, received.length);
-      setTimeout(() => {
-        if (!response.destroyed) response.writeHead(reply.status, reply.headers).end();
-      }, reply.delayMs ?? 0);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/hook`, received, secrets };
-}
+/** A receiver of this suite's, closed after each test. */
+const receiver = (answer: ReceiverAnswer) => startReceiver(servers, answer);
 
 async function addHook(args: string[]): Promise<{ id: string; secret: string }> {
   const result = await taxprep(['hooks', 'add', '--insecure-storage', ...args, '--retry-schedule', '100ms,200ms,300ms,400ms,500ms,500ms,500ms,500ms', '--timeout', '1s', '--json']);

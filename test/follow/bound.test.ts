@@ -74,7 +74,7 @@ function freshHome(accounts: readonly number[]): string {
 }
 
 function options(overrides: Partial<WatchOptions>): WatchOptions {
-  return { once: true, budget: { requests: 20, windowMs: 60_000 }, accountsFile: undefined, ledgerPath: undefined, statePath: join(home, 'state.json'), resetState: false, initial: false, ...overrides };
+  return { once: true, budget: { requests: 20, windowMs: 60_000 }, accountsFile: undefined, ledgerPath: undefined, statePath: join(home, 'state.json'), resetState: false, initial: false, leaseMs: 30_000, ...overrides };
 }
 
 /** One `taxprep watch --json` run (or, with `tty`, a run on a terminal 160 columns wide); its printed changes. */

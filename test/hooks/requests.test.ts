@@ -35,7 +35,7 @@ describe('requests handed to the holder of the outbox', () => {
 
     const first = await submitRequest(path, { marks: [{ id: 'msg_1', hook: 'hk_a' }], retry_waiting: false }, AT);
     const second = await submitRequest(path, { marks: [], retry_waiting: true }, new Date(AT.getTime() + 1));
-    expect(await applyRequests(outbox, AT)).toBe(2);
+    expect(await applyRequests(outbox, path, AT)).toBe(2);
     expect(redeliverLines(path).map((line) => line.request)).toEqual([first, second]);
     expect(readdirSync(`${path}.requests`)).toEqual([]);
     expect(outbox.get('msg_2:hk_a')).toMatchObject({ status: 'pending', attempts: 0 });
@@ -44,7 +44,7 @@ describe('requests handed to the holder of the outbox', () => {
     writeFileSync(join(`${path}.requests`, `${first}.json`), `${JSON.stringify({ marks: [{ id: 'msg_1', hook: 'hk_a' }], retry_waiting: false })}\n`);
     await outbox.close();
     const reopened = await Outbox.open(path);
-    expect(await applyRequests(reopened, AT)).toBe(0);
+    expect(await applyRequests(reopened, path, AT)).toBe(0);
     expect(redeliverLines(path)).toHaveLength(2);
     expect(readdirSync(`${path}.requests`)).toEqual([]);
     await reopened.close();
@@ -56,7 +56,7 @@ describe('requests handed to the holder of the outbox', () => {
     const outbox = await Outbox.open(path);
     await submitRequest(path, { marks: [], retry_waiting: false }, AT);
     writeFileSync(join(`${path}.requests`, 'stray.json'), 'not json');
-    expect(await applyRequests(outbox, AT)).toBe(0);
+    expect(await applyRequests(outbox, path, AT)).toBe(0);
     expect(readdirSync(`${path}.requests`)).toEqual(['stray.json']);
     await outbox.close();
   });

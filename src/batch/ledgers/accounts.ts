@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LedgerState, type LedgerKind } from '../ledger';
+import { LedgerState, type LedgerKind, type LineStore } from '../ledger';
 import { ACCOUNTS_FILE_NAME } from './fileNames';
 
 /**
@@ -63,8 +63,8 @@ export class AccountsLedgerView extends LedgerState<AccountsLedgerEntry> {
   private readonly known = new Map<string, KnownAccountEntry>();
   private readonly openIntents = new Map<string, AccountIntentEntry>();
 
-  constructor(path: string) {
-    super(path, ACCOUNTS);
+  constructor(source: LineStore | string) {
+    super(source, ACCOUNTS);
   }
 
   // Folded into the maps only (not kept in `entries`): an import of 10,000 rows holds one line per row, not three.
@@ -104,14 +104,14 @@ export class AccountsLedgerView extends LedgerState<AccountsLedgerEntry> {
 }
 
 /** Reads the accounts ledger without changing it (a dry run, `status`). */
-export function readAccountsLedger(path: string): Promise<AccountsLedgerView> {
-  return new AccountsLedgerView(path).read();
+export function readAccountsLedger(source: LineStore | string): Promise<AccountsLedgerView> {
+  return new AccountsLedgerView(source).read();
 }
 
 /** The accounts ledger opened for writing, by the holder of its lock; appends are durable when they resolve. */
 export class AccountsLedger extends AccountsLedgerView {
-  static async open(path: string): Promise<AccountsLedger> {
-    const ledger = await new AccountsLedger(path).read();
+  static async open(source: LineStore | string): Promise<AccountsLedger> {
+    const ledger = await new AccountsLedger(source).read();
     await ledger.openForAppend();
     return ledger;
   }

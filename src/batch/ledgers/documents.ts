@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LedgerState, type LedgerKind } from '../ledger';
+import { LedgerState, type LedgerKind, type LineStore } from '../ledger';
 import { DOCUMENTS_FILE_NAME } from './fileNames';
 
 /**
@@ -69,8 +69,8 @@ export class DocumentsLedgerView extends LedgerState<DocumentsLedgerEntry> {
   private readonly byName = new Map<string, DocumentUploadedEntry>();
   private readonly openIntents = new Map<string, DocumentIntentEntry>();
 
-  constructor(path: string) {
-    super(path, DOCUMENTS);
+  constructor(source: LineStore | string) {
+    super(source, DOCUMENTS);
   }
 
   protected apply(entry: DocumentsLedgerEntry): void {
@@ -102,6 +102,11 @@ export class DocumentsLedgerView extends LedgerState<DocumentsLedgerEntry> {
     return this.openIntents.get(nameKey(target));
   }
 
+  /** Uploads started without an answer recorded, under any name. */
+  uncertainIntents(): DocumentIntentEntry[] {
+    return [...this.openIntents.values()];
+  }
+
   uploads(): DocumentUploadedEntry[] {
     return [...new Set(this.byContent.values())];
   }
@@ -114,14 +119,14 @@ export class DocumentsLedgerView extends LedgerState<DocumentsLedgerEntry> {
 }
 
 /** Reads the documents ledger without changing it (a dry run). */
-export function readDocumentsLedger(path: string): Promise<DocumentsLedgerView> {
-  return new DocumentsLedgerView(path).read();
+export function readDocumentsLedger(source: LineStore | string): Promise<DocumentsLedgerView> {
+  return new DocumentsLedgerView(source).read();
 }
 
 /** The documents ledger opened for writing, by the holder of its lock; appends are durable when they resolve. */
 export class DocumentsLedger extends DocumentsLedgerView {
-  static async open(path: string): Promise<DocumentsLedger> {
-    const ledger = await new DocumentsLedger(path).read();
+  static async open(source: LineStore | string): Promise<DocumentsLedger> {
+    const ledger = await new DocumentsLedger(source).read();
     await ledger.openForAppend();
     return ledger;
   }

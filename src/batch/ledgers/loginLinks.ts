@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LedgerState, defaultPathOf, type LedgerKind } from '../ledger';
+import { LedgerState, defaultPathOf, type LedgerKind, type LineStore } from '../ledger';
 import { LOGIN_LINKS_FILE_NAME } from './fileNames';
 
 /**
@@ -106,8 +106,8 @@ export class LedgerView extends LedgerState<LedgerEntry> {
   private readonly openIntents = new Map<string, IntentEntry>();
   private readonly runs = new Map<string, RunState>();
 
-  constructor(path: string) {
-    super(path, LOGIN_LINKS);
+  constructor(source: LineStore | string) {
+    super(source, LOGIN_LINKS);
   }
 
   protected apply(entry: LedgerEntry): void {
@@ -178,14 +178,14 @@ export class LedgerView extends LedgerState<LedgerEntry> {
 }
 
 /** Reads a ledger without changing it (listing, dry runs). */
-export function readLedger(path: string): Promise<LedgerView> {
-  return new LedgerView(path).read();
+export function readLedger(source: LineStore | string): Promise<LedgerView> {
+  return new LedgerView(source).read();
 }
 
 /** The login-link ledger opened for writing, by the holder of its lock; appends are durable when they resolve (see `LedgerAppender`). */
 export class Ledger extends LedgerView {
-  static async open(path: string): Promise<Ledger> {
-    const ledger = await new Ledger(path).read();
+  static async open(source: LineStore | string): Promise<Ledger> {
+    const ledger = await new Ledger(source).read();
     await ledger.openForAppend();
     return ledger;
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { LedgerState, type LedgerKind } from '../ledger';
+import { LedgerState, type LedgerKind, type LineStore } from '../ledger';
 import { appDirectory } from '../../lib/paths';
 
 /**
@@ -189,8 +189,8 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   /** Requests whose redeliver lines were read or written: a request is applied once, even after a crash before its file was removed. */
   private readonly appliedRequests = new Set<string>();
 
-  constructor(path: string) {
-    super(path, OUTBOX);
+  constructor(source: LineStore | string) {
+    super(source, OUTBOX);
   }
 
   protected apply(entry: OutboxEntry): void {
@@ -303,14 +303,14 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
   }
 }
 
-export function readOutbox(path: string): Promise<OutboxView> {
-  return new OutboxView(path).read();
+export function readOutbox(source: LineStore | string): Promise<OutboxView> {
+  return new OutboxView(source).read();
 }
 
 /** The outbox opened for writing, by the holder of its lock. */
 export class Outbox extends OutboxView {
-  static async open(path: string): Promise<Outbox> {
-    const outbox = await new Outbox(path).read();
+  static async open(source: LineStore | string): Promise<Outbox> {
+    const outbox = await new Outbox(source).read();
     await outbox.openForAppend();
     return outbox;
   }

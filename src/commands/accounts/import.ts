@@ -1,3 +1,4 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import * as z from 'zod';
 import type { ApiClient } from '../../api/types';
 import type { Context } from '../../types';
@@ -8,7 +9,6 @@ import { writeText } from '../../output/write';
 import { readInputText, sourceName } from '../../batch/input';
 import { RESULT_COLUMNS } from '../../batch/accountInput';
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
-import { ledgerPathOf } from '../../batch/ledger';
 import { ACCOUNTS, readAccountsLedger, type AccountsLedger, type AccountsLedgerView } from '../../batch/ledgers/accounts';
 import { openRecordFile, type RecordFile, type RecordValue } from '../../batch/records';
 import { alignedCells, cells, plainWidth, runBatch, type BatchJob, type BatchPlan } from '../../batch/run';
@@ -252,7 +252,7 @@ async function dryRun(ctx: Context, options: ImportOptions, rows: AccountRow[], 
   const out = createOutput(ctx);
   const settings = await ctx.settings();
   const origin = new URL(settings.baseUrl).origin;
-  const ledger: AccountsLedgerView = await readAccountsLedger(ledgerPathOf(ACCOUNTS, ctx, options));
+  const ledger: AccountsLedgerView = await readAccountsLedger((await ledgerPlaceOf(ACCOUNTS, ctx, options)).lines);
   const plan = planOf(ledger, origin, rows, []);
   if (ctx.globals.json) {
     for (const problem of problems) await out.ndjson({ plan: 'invalid', problem });

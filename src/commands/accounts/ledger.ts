@@ -1,7 +1,8 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import type { Context } from '../../types';
 import { CliError } from '../../errors';
 import { createOutput } from '../../output';
-import { ledgerPathOf, withLedger } from '../../batch/ledger';
+import { withLedger } from '../../batch/ledger';
 import { ACCOUNTS, AccountsLedger } from '../../batch/ledgers/accounts';
 import { Ledger, LOGIN_LINKS, type IssuedLink, type LinkTarget } from '../../batch/ledgers/loginLinks';
 import { DEFAULT_LOCK_WAIT_SECONDS } from '../../batch/flags';
@@ -18,8 +19,8 @@ export async function accountsSession(ctx: Context): Promise<AccountsSession> {
 }
 
 /** Runs `work` with the accounts ledger locked and open (`--ledger`, `--lock-wait` as in login-link). */
-export function withAccountsLedger<T>(ctx: Context, flags: { ledgerPath: string | undefined; lockWaitMs: number }, work: (ledger: AccountsLedger) => Promise<T>): Promise<T> {
-  return withLedger(ledgerPathOf(ACCOUNTS, ctx, flags), ACCOUNTS, { waitMs: flags.lockWaitMs, clock: ctx.clock, open: (path) => AccountsLedger.open(path) }, work);
+export async function withAccountsLedger<T>(ctx: Context, flags: { ledgerPath: string | undefined; lockWaitMs: number }, work: (ledger: AccountsLedger) => Promise<T>): Promise<T> {
+  return withLedger(await ledgerPlaceOf(ACCOUNTS, ctx, flags), ACCOUNTS, { waitMs: flags.lockWaitMs, clock: ctx.clock, open: (lines) => AccountsLedger.open(lines) }, work);
 }
 
 /**
@@ -92,7 +93,7 @@ export function creationLinksOf(session: AccountsSession, account: CreatedAccoun
 export async function rememberCreationLinks(ctx: Context, session: AccountsSession, links: readonly CreationLink[], lockWaitMs = DEFAULT_LOCK_WAIT_SECONDS * 1000): Promise<void> {
   if (links.length === 0) return;
   try {
-    await withLedger(ledgerPathOf(LOGIN_LINKS, ctx, { ledgerPath: undefined }), LOGIN_LINKS, { waitMs: lockWaitMs, clock: ctx.clock, open: (path) => Ledger.open(path) }, (ledger) =>
+    await withLedger(await ledgerPlaceOf(LOGIN_LINKS, ctx, { ledgerPath: undefined }), LOGIN_LINKS, { waitMs: lockWaitMs, clock: ctx.clock, open: (lines) => Ledger.open(lines) }, (ledger) =>
       ledger.recordCreationLinks(links, { profile: session.profile, at: ctx.clock.now() }),
     );
   } catch (error) {

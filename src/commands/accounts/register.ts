@@ -3,7 +3,7 @@ import type { CommandSpec, FlagSpec } from '../spec';
 import { YES_FLAG } from '../yesFlag';
 import { batchRunFlags } from '../../batch/flags';
 import { ACCOUNTS_FILE_NAME } from '../../batch/ledgers/fileNames';
-import { SERVICE_WITH_KEY } from '../exitCodes';
+import { SERVICE_WITH_KEY, STATE } from '../exitCodes';
 
 const ACCOUNT_FIELDS = ['id', 'email', 'first_name', 'last_name', 'status'] as const;
 
@@ -33,7 +33,7 @@ export const createAccount: CommandSpec = {
     'With a spouse, the service emails them an invitation with a login link (unless --no-spouse-invitation).\n' +
     'On a terminal it first says so and asks to continue (--yes skips the question; a pipe or cron is never asked).',
   jsonFields: [...ACCOUNT_FIELDS, 'login_link', 'login_link_expires_at', 'spouse', 'created_at'],
-  exitCodes: [...SERVICE_WITH_KEY, ['REJECTED', 'the service refused the account: VALIDATION_ERROR, or DUPLICATE_EMAIL (an account with that email exists)'], ['INTERRUPTED', 'Ctrl-C at the Continue? question: nothing was sent']],
+  exitCodes: [...SERVICE_WITH_KEY, ...STATE, ['REJECTED', 'the service refused the account: VALIDATION_ERROR, or DUPLICATE_EMAIL (an account with that email exists)'], ['INTERRUPTED', 'Ctrl-C at the Continue? question: nothing was sent']],
   load: () => import('./create'),
 };
 
@@ -62,7 +62,7 @@ export const importAccounts: CommandSpec = {
     'its id is given), failed or skipped (created by an earlier run, from the ledger). Running\n' +
     'the same file again after a failure, Ctrl-C or a crash creates no account twice.\n' +
     'Exit 0 when no row failed, 9 when some did, 10 when another run holds the ledger.',
-  exitCodes: [...SERVICE_WITH_KEY, ['PARTIAL', 'some rows were not imported; each is reported (and in --results)'], 'LOCKED', 'INTERRUPTED'],
+  exitCodes: [...SERVICE_WITH_KEY, ...STATE, ['PARTIAL', 'some rows were not imported; each is reported (and in --results)'], 'LOCKED', 'INTERRUPTED'],
   load: () => import('./import'),
 };
 
@@ -91,7 +91,7 @@ export const accounts: CommandSpec = {
         'accounts create and accounts import made or found (the accounts ledger), those login-link\n' +
         'generated links for (the login-link ledger), and those the deliverable list names, with where\n' +
         'each was seen. An account in none of these places is not shown.',
-      exitCodes: SERVICE_WITH_KEY,
+      exitCodes: [...SERVICE_WITH_KEY, ...STATE],
       load: () => import('./list'),
     },
   ],

@@ -2,7 +2,7 @@ import { batchRunFlags } from '../../batch/flags';
 import { DOCUMENTS_FILE_NAME } from '../../batch/ledgers/fileNames';
 import { pageFlags } from '../pageFlags';
 import type { CommandSpec, FlagSpec } from '../spec';
-import { SERVICE_WITH_KEY } from '../exitCodes';
+import { SERVICE_WITH_KEY, STATE } from '../exitCodes';
 
 const ACCOUNT_ID = { name: '<account-id>', help: 'account identifier' };
 const LIST_ITEM_FIELDS = ['id', 'filename', 'tax_year', 'description', 'uploaded_at'] as const;
@@ -61,7 +61,7 @@ export const syncDocuments: CommandSpec = {
     'A file counts as uploaded when the ledger recorded its content for the account and year, or the\n' +
     'account has a document of that name and year. A run killed at any moment resumes without storing a\n' +
     'file twice; only one run works on the ledger at a time (exit 10 when another holds it).',
-  exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', "an account's document list answered 404 (no such account): nothing was uploaded"], ['PARTIAL', 'some files were not uploaded; each is reported'], 'LOCKED', 'INTERRUPTED'],
+  exitCodes: [...SERVICE_WITH_KEY, ...STATE, ['NOT_FOUND', "an account's document list answered 404 (no such account): nothing was uploaded"], ['PARTIAL', 'some files were not uploaded; each is reported'], 'LOCKED', 'INTERRUPTED'],
   load: () => import('./sync'),
 };
 

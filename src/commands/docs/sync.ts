@@ -1,3 +1,4 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -8,7 +9,7 @@ import type { ApiClient, ApiResponse } from '../../api/types';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import { openFileSetProgress, type FileProgress, type FileSetProgress } from '../../batch/fileSetProgress';
 import { checkRows, csvRecords, csvRows, firstLine, ndjsonRows, readInputText, sourceName } from '../../batch/input';
-import { ledgerPathOf, withLedger } from '../../batch/ledger';
+import { withLedger } from '../../batch/ledger';
 import { DOCUMENTS, DocumentsLedger, DocumentsLedgerView, readDocumentsLedger, type DocumentTarget } from '../../batch/ledgers/documents';
 import { BATCH_FIELDS, batchFlagsOf, type BatchFlags } from '../../batch/options';
 import { RateLimitPacer } from '../../batch/pacer';
@@ -427,7 +428,7 @@ async function printPlan(ctx: Context, planned: PlannedFile[], problems: SourceP
 export async function run(ctx: Context, options: SyncOptions): Promise<number> {
   const { files, problems, leftOut } = await collectFiles(ctx, options);
   const session = await openSession(ctx);
-  const ledgerPath = ledgerPathOf(DOCUMENTS, ctx, options);
+  const ledgerPlace = await ledgerPlaceOf(DOCUMENTS, ctx, options);
   const interrupted = ctx.interrupted();
   const planWith = async (view: DocumentsLedgerView, api: ApiClient | undefined, pacer: RateLimitPacer) => {
     const knowledge = knowledgeOf(view, session);
@@ -443,14 +444,14 @@ export async function run(ctx: Context, options: SyncOptions): Promise<number> {
 
   if (options.dryRun) {
     // Read without the lock: a dry run changes nothing, so it may run beside a real one.
-    const view = await readDocumentsLedger(ledgerPath);
+    const view = await readDocumentsLedger(ledgerPlace.lines);
     const planned = await planWith(view, options.offline ? undefined : await ctx.api(), new RateLimitPacer(ctx.clock));
     await printPlan(ctx, planned, problems, leftOut, options.offline);
     return EXIT.OK;
   }
 
   const api = await ctx.api();
-  return withLedger(ledgerPath, DOCUMENTS, { waitMs: options.lockWaitMs, clock: ctx.clock, open: (path) => DocumentsLedger.open(path) }, async (ledger) => {
+  return withLedger(ledgerPlace, DOCUMENTS, { waitMs: options.lockWaitMs, clock: ctx.clock, open: (lines) => DocumentsLedger.open(lines) }, async (ledger) => {
     const pacer = new RateLimitPacer(ctx.clock);
     const planned = await planWith(ledger, api, pacer);
     // Interrupted uploads the lists show stored are recorded now, whatever this run does with the file.

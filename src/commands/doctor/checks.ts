@@ -16,6 +16,7 @@ export const CHECK_GROUPS = {
   names: 'Open names',
   rules: 'Known rules',
   local: 'Local',
+  state: 'Shared state',
 } as const;
 export type CheckGroup = keyof typeof CHECK_GROUPS;
 

@@ -1,3 +1,4 @@
+import { stateChecks } from './state';
 import { CONFIGURABLE_QUERY_PARAMETERS, ENVIRONMENT_VARIABLES } from '../../config/settings';
 import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
@@ -138,7 +139,11 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
   }
   checks.push(...knownRuleChecks(settings, learned, learnedStore.path));
   checks.push(profileFileCheck(store.path, settings), ...plainTextKeyChecks(store.list(), store.path), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
-  checks.push(...(await hookChecks(ctx, settings)));
+  const state = await stateChecks(ctx);
+  checks.push(...state);
+  // A shared store's hooks are read only from a schema this taxprep knows: reading would migrate it (doctor changes nothing).
+  const schema = state.find((check) => check.name === 'schema');
+  if (state.length === 0 || schema?.status === 'ok') checks.push(...(await hookChecks(ctx)));
   checks.sort((a, b) => GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group));
 
   const exitCode = exitCodeOf(checks);

@@ -1,5 +1,5 @@
 import type { CommandSpec } from '../spec';
-import { SERVICE_WITH_KEY } from '../exitCodes';
+import { SERVICE_WITH_KEY, STATE } from '../exitCodes';
 
 export const doctor: CommandSpec = {
   name: 'doctor',
@@ -14,11 +14,13 @@ export const doctor: CommandSpec = {
     'Each check prints a fix when it is not ok. A warning leaves the exit status 0; the first failure\n' +
     'sets it: 2 a setting (plain http to another host, a profile file others can read, a ledger\n' +
     'directory not writable), 3 the key (none, refused, expired), 7 the service cannot be reached (TLS\n' +
-    "included), 8 a redirect or a failing service, 11 the base URL is not the service's API.\n" +
+    "included), 8 a redirect or a failing service, 11 the base URL is not the service's API, 13 the shared\n" +
+    'state store (with a state URL: reachable, schema version, the role\'s rights, clock beside the database).\n' +
     'It also shows the rules learned from the service for this profile and base URL (upload limit and\n' +
     'types from its refusals, the offset name --all found).',
   exitCodes: [
     ...SERVICE_WITH_KEY,
+    ...STATE,
     ['NOT_FOUND', 'the key check was answered 404 by a server that does not keep the contract'],
     ['REJECTED', 'the key check was refused with another 4xx by a server that does not keep the contract'],
   ],

@@ -3,11 +3,12 @@ import { durationRule, formatDuration, parseDuration } from '../../lib/duration'
 import { createOutput } from '../../output';
 import { EVENT_NAMES, parseEventPatterns } from '../../hooks/events';
 import { generateSecret } from '../../hooks/sign';
-import { hookSecretsAccount, newHookId, SECRETS_IN_STORE, secretsOf, updateHooks, type Hook } from '../../hooks/store';
+import { hookSecretsAccount, newHookId, SECRETS_IN_STORE, secretsOf, type Hook } from '../../hooks/store';
 import { CredentialStoreUnavailable } from '../../config/credentialStore';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookView, hooksScope, secretsLocation } from './view';
+import { hookView, secretsLocation } from './view';
+import { hooksPlaceOf } from '../../hooks/place';
 
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 export const DEFAULT_HOOK_TIMEOUT = '15s';
@@ -129,7 +130,8 @@ async function keepSecretsInStore(ctx: Context, hook: Hook): Promise<void> {
 
 /** `taxprep hooks add`: stores a hook (0600) with a new secret, printed this once. */
 export async function run(ctx: Context, options: AddHookOptions): Promise<number> {
-  const { scope, hooksPath } = await hooksScope(ctx);
+  const place = await hooksPlaceOf(ctx);
+  const { scope, store } = place;
   const now = ctx.clock.now();
   const hook: Hook = {
     id: newHookId(),
@@ -150,11 +152,11 @@ export async function run(ctx: Context, options: AddHookOptions): Promise<number
     disabled_reason: null,
     created_at: now.toISOString(),
   };
-  if (!(await secretsInFile(ctx, options, scope.profile))) {
+  if (!place.secretsWithHooks && !(await secretsInFile(ctx, options, scope.profile))) {
     await keepSecretsInStore(ctx, hook);
     hook.secrets_in = SECRETS_IN_STORE;
   }
-  await updateHooks(hooksPath, ctx.clock, (hooks) => hooks.push(hook));
+  await store.update(ctx.clock, (hooks) => hooks.push(hook));
   const out = createOutput(ctx);
   const secret = secretsOf(hook)[0]!.secret;
   if (ctx.globals.json) {
@@ -174,7 +176,7 @@ export async function run(ctx: Context, options: AddHookOptions): Promise<number
         ],
       },
     ]);
-    await out.note(`The secret is shown this once (taxprep hooks show ${hook.id} --secret prints it again); kept in ${secretsLocation(ctx, hook, hooksPath)}. Events: ${EVENT_NAMES.join(', ')}.`);
+    await out.note(`The secret is shown this once (taxprep hooks show ${hook.id} --secret prints it again); kept in ${secretsLocation(ctx, hook, place)}. Events: ${EVENT_NAMES.join(', ')}.`);
   }
   return 0;
 }

@@ -1,13 +1,14 @@
 import { readOutbox, type Delivery, type Outbox, type OutboxView } from '../../batch/ledgers/outbox';
 import { EXIT, LedgerLockedError } from '../../errors';
-import { Deliverer, type SweepResult } from '../../hooks/deliverer';
+import { Deliverer, type DelivererOptions, type SweepResult } from '../../hooks/deliverer';
 import { describeWatch, runningWatch, waitingRetries } from '../../hooks/requests';
-import { inScope, readHooks, type Scope } from '../../hooks/store';
+import { inScope } from '../../hooks/store';
 import type { LockOwner } from '../../lib/fileLock';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { handOver, hooksScope, outboxPathOf, withOutbox } from './view';
+import { hooksPlaceOf, type HooksPlace } from '../../hooks/place';
+import { handOver } from './view';
 
 export interface DeliverOptions {
   wait: boolean;
@@ -31,21 +32,22 @@ const WATCH_POLL_MS = 100;
  * sent. Exit 0, or 9 when a delivery failed for good in this run.
  */
 export async function run(ctx: Context, options: DeliverOptions): Promise<number> {
-  const { scope, hooksPath } = await hooksScope(ctx);
+  const place = await hooksPlaceOf(ctx);
   const out = createOutput(ctx);
   const signal = ctx.interrupted();
-  let watch = await runningWatch(outboxPathOf(ctx, scope));
+  const { inbox } = place;
+  let watch = inbox === undefined ? undefined : await runningWatch(inbox);
   let totals: Totals | undefined;
   while (totals === undefined) {
-    if (watch !== undefined) {
-      ({ watch, totals } = await besideWatch(ctx, scope, hooksPath, options, signal));
+    if (watch !== undefined && inbox !== undefined) {
+      ({ watch, totals } = await besideWatch(ctx, { ...place, inbox }, options, signal));
       continue;
     }
     try {
-      totals = await withOutbox(ctx, scope, (outbox) => deliverHere(ctx, outbox, scope, hooksPath, options, signal));
+      totals = await place.withOutbox((outbox, claim) => deliverHere(ctx, place, outbox, claim, options, signal));
     } catch (error) {
-      // A watch that started in between holds the outbox: it is handed the work instead.
-      watch = error instanceof LedgerLockedError ? await runningWatch(outboxPathOf(ctx, scope)) : undefined;
+      // A watch that started in between holds the outbox file: it is handed the work instead.
+      watch = error instanceof LedgerLockedError && inbox !== undefined ? await runningWatch(inbox) : undefined;
       if (watch === undefined) throw error;
     }
   }
@@ -57,11 +59,11 @@ export async function run(ctx: Context, options: DeliverOptions): Promise<number
 }
 
 /** Sends from the outbox this run holds. */
-async function deliverHere(ctx: Context, outbox: Outbox, scope: Scope, hooksPath: string, options: DeliverOptions, signal: AbortSignal): Promise<Totals> {
+async function deliverHere(ctx: Context, place: HooksPlace, outbox: Outbox, claim: DelivererOptions['claim'], options: DeliverOptions, signal: AbortSignal): Promise<Totals> {
   const out = createOutput(ctx);
   const trust = await ctx.trust();
   if (options.retryNow) await Promise.all(waitingRetries(outbox, ctx.clock.now()).map((mark) => outbox.redeliver(mark.id, mark.hook, ctx.clock.now())));
-  const deliverer = new Deliverer({ outbox, hooksPath, scope, clock: ctx.clock, note: (message) => out.note(message), credentials: ctx.credentials(), trust });
+  const deliverer = new Deliverer({ outbox, hooks: place.store, scope: place.scope, clock: ctx.clock, note: (message) => out.note(message), credentials: ctx.credentials(), trust, claim });
   const sum = { delivered: 0, retried: 0, failed: 0 };
   try {
     for (;;) {
@@ -83,14 +85,14 @@ async function deliverHere(ctx: Context, outbox: Outbox, scope: Scope, hooksPath
  * the totals are what became of the deliveries pending when this run began. A watch that stops
  * before it took the request leaves the sending to this run (`totals` undefined).
  */
-async function besideWatch(ctx: Context, scope: Scope, hooksPath: string, options: DeliverOptions, signal: AbortSignal): Promise<{ watch: LockOwner | undefined; totals: Totals | undefined }> {
-  const path = outboxPathOf(ctx, scope);
+async function besideWatch(ctx: Context, place: HooksPlace & { inbox: string }, options: DeliverOptions, signal: AbortSignal): Promise<{ watch: LockOwner | undefined; totals: Totals | undefined }> {
+  const { inbox: path, scope } = place;
   const before = new Map([...(await readOutbox(path)).all()].filter((delivery) => delivery.status === 'pending').map((delivery) => [delivery.key, delivery.attempts]));
-  const watch = await handOver(ctx, scope, { marks: [], retry_waiting: options.retryNow });
+  const watch = await handOver(ctx, place, { marks: [], retry_waiting: options.retryNow });
   if (watch === undefined) return { watch, totals: undefined };
   for (;;) {
     const outbox = await readOutbox(path);
-    const enabled = new Set((await readHooks(hooksPath)).filter((hook) => hook.enabled && inScope(hook, scope)).map((hook) => hook.id));
+    const enabled = new Set((await place.store.read()).filter((hook) => hook.enabled && inScope(hook, scope)).map((hook) => hook.id));
     const pending = [...outbox.all()].filter((delivery) => delivery.status === 'pending' && enabled.has(delivery.hook));
     const nowMs = ctx.clock.now().getTime();
     const settled = options.wait ? pending.length === 0 : pending.every((delivery) => delivery.dueMs > nowMs);

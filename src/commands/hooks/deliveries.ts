@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors';
-import { defaultOutboxPath, readOutbox, type Delivery } from '../../batch/ledgers/outbox';
+import { readOutbox, type Delivery } from '../../batch/ledgers/outbox';
 import { findHook } from '../../hooks/store';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
@@ -39,11 +39,11 @@ export function deliveryView(delivery: Delivery) {
 
 /** `taxprep hooks deliveries`: the outbox, read without its lock (a running watch keeps writing it). */
 export async function run(ctx: Context, options: DeliveriesOptions): Promise<number> {
-  const { scope, hooks } = await scopedHooks(ctx);
+  const { scope, hooks, outboxLines } = await scopedHooks(ctx);
   if (options.hook !== undefined) findHook(hooks, scope, options.hook);
   const sinceMs = options.since === undefined ? undefined : parseSince(options.since, ctx.clock.now());
   const known = new Set(hooks.map((hook) => hook.id));
-  const outbox = await readOutbox(defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl));
+  const outbox = await readOutbox(outboxLines);
   const views = [...outbox.all()]
     .filter((delivery) => known.has(delivery.hook) && (options.hook === undefined || delivery.hook === options.hook))
     .filter((delivery) => options.status === 'all' || delivery.status === options.status)

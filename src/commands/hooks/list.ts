@@ -1,4 +1,4 @@
-import { readOutbox, defaultOutboxPath } from '../../batch/ledgers/outbox';
+import { readOutbox } from '../../batch/ledgers/outbox';
 import { createOutput, freeText } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
@@ -10,8 +10,8 @@ export function parseOptions(_raw: RawInvocation): Record<string, never> {
 
 /** `taxprep hooks list`: this profile's hooks, with how many deliveries are pending or failed. */
 export async function run(ctx: Context): Promise<number> {
-  const { scope, hooks } = await scopedHooks(ctx);
-  const outbox = await readOutbox(defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl));
+  const { hooks, outboxLines } = await scopedHooks(ctx);
+  const outbox = await readOutbox(outboxLines);
   const counts = new Map<string, { pending: number; failed: number }>();
   for (const delivery of outbox.all()) {
     const count = counts.get(delivery.hook) ?? { pending: 0, failed: 0 };

@@ -20,10 +20,10 @@ export function parseOptions(raw: RawInvocation): RecoverOptions {
  * each under its own webhook-id; a running watch takes them and sends them at once.
  */
 export async function run(ctx: Context, options: RecoverOptions): Promise<number> {
-  const { scope, hooks } = await scopedHooks(ctx);
-  const hook = findHook(hooks, scope, options.id);
+  const place = await scopedHooks(ctx);
+  const hook = findHook(place.hooks, place.scope, options.id);
   const sinceMs = parseSince(options.since, ctx.clock.now());
-  const { count, watch } = await markDue(ctx, scope, (outbox) =>
+  const { count, watch } = await markDue(ctx, place, (outbox) =>
     outbox
       .eventsSince(sinceMs)
       .filter((event) => event.event !== 'taxprep.ping' && matchesEvent(hook.events, event.event))

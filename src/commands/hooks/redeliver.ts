@@ -2,7 +2,8 @@ import { UsageError } from '../../errors';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hooksScope, markDue, whoSends } from './view';
+import { hooksPlaceOf } from '../../hooks/place';
+import { markDue, whoSends } from './view';
 
 export function parseOptions(raw: RawInvocation): { deliveries: string[] } {
   const deliveries = (raw.args[0] as string[] | undefined) ?? [];
@@ -16,8 +17,8 @@ export function parseOptions(raw: RawInvocation): { deliveries: string[] } {
  * changes nothing.
  */
 export async function run(ctx: Context, options: { deliveries: string[] }): Promise<number> {
-  const { scope } = await hooksScope(ctx);
-  const { count, watch } = await markDue(ctx, scope, (outbox) =>
+  const place = await hooksPlaceOf(ctx);
+  const { count, watch } = await markDue(ctx, place, (outbox) =>
     options.deliveries.flatMap((key) => {
       const matches = key.includes(':') ? [outbox.get(key)].filter((delivery) => delivery !== undefined) : outbox.ofEvent(key);
       if (matches.length === 0) {

@@ -16,7 +16,8 @@ export function parseOptions(raw: RawInvocation): ShowHookOptions {
 
 /** `taxprep hooks show`: a hook, redacted; `--secret` prints only its secret(s), one a line, for a pipe. */
 export async function run(ctx: Context, options: ShowHookOptions): Promise<number> {
-  const { scope, hooks, hooksPath } = await scopedHooks(ctx);
+  const place = await scopedHooks(ctx);
+  const { scope, hooks } = place;
   const hook = findHook(hooks, scope, options.id);
   const now = ctx.clock.now();
   const out = createOutput(ctx);
@@ -25,7 +26,7 @@ export async function run(ctx: Context, options: ShowHookOptions): Promise<numbe
     ctx.io.stdout.write(`${liveSecrets(hook, now).join('\n')}\n`);
     return 0;
   }
-  const view = { ...hookView(hook, now), secrets_location: secretsLocation(ctx, hook, hooksPath) };
+  const view = { ...hookView(hook, now), secrets_location: secretsLocation(ctx, hook, place) };
   if (ctx.globals.json) {
     await out.json(view);
     return 0;

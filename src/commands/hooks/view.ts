@@ -1,23 +1,18 @@
-import { withLedger } from '../../batch/ledger';
-import { OUTBOX, Outbox, defaultOutboxPath, readOutbox, type OutboxView } from '../../batch/ledgers/outbox';
+import { readOutbox, type OutboxView } from '../../batch/ledgers/outbox';
 import { InterruptedError, LedgerLockedError, UsageError } from '../../errors';
-import { applyRequests, describeWatch, requestWaiting, removeRequest, runningWatch, submitRequest, type HooksRequest } from '../../hooks/requests';
+import { describeWatch, requestWaiting, removeRequest, runningWatch, submitRequest, type HooksRequest } from '../../hooks/requests';
 import type { LockOwner } from '../../lib/fileLock';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
 import { redactSecret } from '../../hooks/sign';
-import { defaultHooksPath, findHook, inScope, readHooks, secretsOf, targetOf, updateHooks, withStoredSecrets, type Hook, type Scope } from '../../hooks/store';
+import { hooksPlaceOf, type HooksPlace } from '../../hooks/place';
+import { findHook, inScope, secretsOf, targetOf, withStoredSecrets, type Hook } from '../../hooks/store';
 import type { Context } from '../../types';
 
-/** The profile and base URL a hooks command works in, and where the hooks file is. */
-export async function hooksScope(ctx: Context): Promise<{ scope: Scope; hooksPath: string }> {
-  const settings = await ctx.settings();
-  return { scope: { profile: settings.profileName, baseUrl: settings.baseUrl }, hooksPath: defaultHooksPath(ctx.env) };
-}
-
-export async function scopedHooks(ctx: Context): Promise<{ scope: Scope; hooksPath: string; hooks: Hook[] }> {
-  const { scope, hooksPath } = await hooksScope(ctx);
-  const hooks = (await readHooks(hooksPath)).filter((hook) => inScope(hook, scope));
-  return { scope, hooksPath, hooks: await withStoredSecrets(hooks, ctx.credentials()) };
+/** The hooks of the command's scope (see `hooksPlaceOf`), their secrets read, with where they are kept and the outbox. */
+export async function scopedHooks(ctx: Context): Promise<HooksPlace & { hooks: Hook[] }> {
+  const place = await hooksPlaceOf(ctx);
+  const hooks = (await place.store.read()).filter((hook) => inScope(hook, place.scope));
+  return { ...place, hooks: await withStoredSecrets(hooks, ctx.credentials()) };
 }
 
 /** A hook as every output shows it: headers' values and secrets redacted. */
@@ -72,10 +67,10 @@ export function parseSince(text: string, now: Date): number {
   return at;
 }
 
-/** Changes one hook of this scope under the hooks file's lock; an unknown id changes nothing (exit 2). */
+/** Changes one hook of this scope in its store (the hooks file under its lock); an unknown id changes nothing (exit 2). */
 export async function editHook(ctx: Context, id: string, change: (hook: Hook, hooks: Hook[]) => void): Promise<Hook> {
-  const { scope, hooksPath } = await hooksScope(ctx);
-  return updateHooks(hooksPath, ctx.clock, (hooks) => {
+  const { scope, store } = await hooksPlaceOf(ctx);
+  return store.update(ctx.clock, (hooks) => {
     const hook = findHook(hooks, scope, id);
     change(hook, hooks);
     return hook;
@@ -83,36 +78,22 @@ export async function editHook(ctx: Context, id: string, change: (hook: Hook, ho
 }
 
 /**
- * Runs `work` with this scope's outbox locked and open, after applying the requests handed in
- * for a watch that stopped before it took them. A running watch or another hooks command holds it
- * (exit 10): `markDue` and `hooks deliver` look for a running watch first.
- */
-export async function withOutbox<T>(ctx: Context, scope: Scope, work: (outbox: Outbox) => Promise<T>): Promise<T> {
-  const open = async (path: string) => {
-    const outbox = await Outbox.open(path);
-    try {
-      await applyRequests(outbox, ctx.clock.now());
-    } catch (error) {
-      await outbox.close();
-      throw error;
-    }
-    return outbox;
-  };
-  return withLedger(outboxPathOf(ctx, scope), OUTBOX, { waitMs: 2_000, clock: ctx.clock, open }, work);
-}
-
-export function outboxPathOf(ctx: Context, scope: Scope): string {
-  return defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
-}
-
-/**
  * Makes deliveries due again, chosen by `choose` from the outbox as it stands (it may throw: then
- * nothing changed): handed to the running watch, which sends them at once, or applied here when
- * no watch runs. Returns how many, and the watch that took them.
+ * nothing changed). Beside the outbox file: handed to the running watch, which sends them at once,
+ * or applied here when no watch runs; in a shared store: applied under the lease (a watch holding
+ * it: exit 10). Returns how many, and the watch that took them.
  */
-export async function markDue(ctx: Context, scope: Scope, choose: (outbox: OutboxView) => HooksRequest['marks']): Promise<{ count: number; watch: LockOwner | undefined }> {
-  const marks = choose(await readOutbox(outboxPathOf(ctx, scope)));
-  const watch = await handOver(ctx, scope, { marks, retry_waiting: false });
+export async function markDue(ctx: Context, place: HooksPlace, choose: (outbox: OutboxView) => HooksRequest['marks']): Promise<{ count: number; watch: LockOwner | undefined }> {
+  if (place.inbox === undefined) {
+    const count = await place.withOutbox(async (outbox) => {
+      const marks = choose(outbox);
+      await Promise.all(marks.map((mark) => outbox.redeliver(mark.id, mark.hook, ctx.clock.now())));
+      return marks.length;
+    });
+    return { count, watch: undefined };
+  }
+  const marks = choose(await readOutbox(place.inbox));
+  const watch = await handOver(ctx, { ...place, inbox: place.inbox }, { marks, retry_waiting: false });
   return { count: marks.length, watch };
 }
 
@@ -125,19 +106,19 @@ export function whoSends(watch: LockOwner | undefined, them: string): string {
 const HAND_OVER_POLL_MS = 50;
 
 /**
- * Writes `request` into the outbox's inbox and sees it applied: by the running watch (returned),
- * or, when none runs (or it stops before it takes it), by opening the outbox here. Refused (the
- * outbox held by another hooks command), the request is withdrawn: nothing changed.
+ * Writes `request` into the outbox file's inbox and sees it applied: by the running watch
+ * (returned), or, when none runs (or it stops before it takes it), by opening the outbox here.
+ * Refused (the outbox held by another hooks command), the request is withdrawn: nothing changed.
  */
-export async function handOver(ctx: Context, scope: Scope, request: HooksRequest): Promise<LockOwner | undefined> {
-  const path = outboxPathOf(ctx, scope);
+export async function handOver(ctx: Context, place: HooksPlace & { inbox: string }, request: HooksRequest): Promise<LockOwner | undefined> {
+  const path = place.inbox;
   const id = await submitRequest(path, request, ctx.clock.now());
   const interrupted = ctx.interrupted();
   for (;;) {
     const watch = await runningWatch(path);
     if (watch === undefined) {
       try {
-        await withOutbox(ctx, scope, async () => undefined);
+        await place.withOutbox(async () => undefined);
         return undefined;
       } catch (error) {
         if (error instanceof LedgerLockedError && (await runningWatch(path)) !== undefined) continue;
@@ -156,6 +137,6 @@ export async function handOver(ctx: Context, scope: Scope, request: HooksRequest
 }
 
 /** Where a hook's secrets live, in words. */
-export function secretsLocation(ctx: Context, hook: Hook, hooksPath: string): string {
-  return hook.secrets_in === undefined ? `insecure file ${hooksPath}` : ctx.credentials().label;
+export function secretsLocation(ctx: Context, hook: Hook, place: Pick<HooksPlace, 'where'>): string {
+  return hook.secrets_in === undefined ? place.where : ctx.credentials().label;
 }

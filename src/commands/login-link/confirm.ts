@@ -1,8 +1,8 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import { ApiError } from '../../errors';
 import { createFormat, type Format } from '../../output/format';
 import { palette } from '../../output/colors';
 import type { Context } from '../../types';
-import { ledgerPathOf } from '../../batch/ledger';
 import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
 import type { AccountItem } from '../../batch/accountInput';
 import { targetOf, type Session } from './generate';
@@ -18,7 +18,7 @@ import type { Decision } from './renew';
 
 /** When the ledger's last link of each item's user expires, for those not expired yet (they may have been used). */
 async function liveLinksKnown(session: Session, flags: RunFlags, items: readonly AccountItem[]): Promise<string[]> {
-  const ledger = await readLedger(ledgerPathOf(LOGIN_LINKS, session.ctx, flags));
+  const ledger = await readLedger((await ledgerPlaceOf(LOGIN_LINKS, session.ctx, flags)).lines);
   const now = session.ctx.clock.now().getTime();
   return items.flatMap((item) => {
     const expiresAt = ledger.findLink(targetOf(session, item))?.link.expires_at;

@@ -1,3 +1,4 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import type { ApiClient, ApiResponse } from '../../api/types';
 import type { TolerantResponseOf } from '../../api/tolerant';
 import type { Context } from '../../types';
@@ -5,7 +6,7 @@ import type { CliError } from '../../errors';
 import type { AccountItem } from '../../batch/accountInput';
 import type { RateLimitPacer } from '../../batch/pacer';
 import { Ledger, LOGIN_LINKS, type LinkTarget } from '../../batch/ledgers/loginLinks';
-import { ledgerPathOf, withLedger as withLedgerOf } from '../../batch/ledger';
+import { withLedger as withLedgerOf } from '../../batch/ledger';
 import { keepOutputPrivate } from '../../batch/privateFiles';
 import { sendTracked } from '../../batch/send';
 import { definedOnly } from '../parseFlags';
@@ -43,8 +44,8 @@ export function targetOf(session: Pick<Session, 'origin'>, item: AccountItem): L
 }
 
 /** Runs `work` with the login-link ledger open and its lock held; the lock is released whatever happens. */
-export function withLedger<T>(ctx: Context, flags: RunFlags, work: (ledger: Ledger) => Promise<T>): Promise<T> {
-  return withLedgerOf(ledgerPathOf(LOGIN_LINKS, ctx, flags), LOGIN_LINKS, { waitMs: flags.lockWaitMs, clock: ctx.clock, open: (path) => Ledger.open(path) }, work);
+export async function withLedger<T>(ctx: Context, flags: RunFlags, work: (ledger: Ledger) => Promise<T>): Promise<T> {
+  return withLedgerOf(await ledgerPlaceOf(LOGIN_LINKS, ctx, flags), LOGIN_LINKS, { waitMs: flags.lockWaitMs, clock: ctx.clock, open: (lines) => Ledger.open(lines) }, work);
 }
 
 /** The body for one item: the run's flags, then what the item's own line sets. */

@@ -1,8 +1,8 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import type { Context } from '../../types';
 import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
 import { createOutput, dateColumn, freeText, label } from '../../output';
 import type { RawInvocation } from '../types';
-import { ledgerPathOf } from '../../batch/ledger';
 import { renewalNow } from './renewalNow';
 
 export interface LedgerOptions {
@@ -15,8 +15,8 @@ export function parseOptions(raw: RawInvocation): LedgerOptions {
 
 /** `taxprep login-link ledger`: the last link per user, expiring soonest first, then uncertain ones. */
 export async function run(ctx: Context, options: LedgerOptions): Promise<void> {
-  const path = ledgerPathOf(LOGIN_LINKS, ctx, options);
-  const ledger = await readLedger(path);
+  const ledger = await readLedger((await ledgerPlaceOf(LOGIN_LINKS, ctx, options)).lines);
+  const path = ledger.where;
   const links = ledger.links();
   const uncertain = ledger.uncertainIntents();
   const out = createOutput(ctx);

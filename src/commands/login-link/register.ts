@@ -3,7 +3,7 @@ import { YES_FLAG } from '../yesFlag';
 import type { CommandSpec, FlagSpec } from '../spec';
 import { batchRunFlags, ledgerFlag } from '../../batch/flags';
 import { LOGIN_LINKS_FILE_NAME } from '../../batch/ledgers/fileNames';
-import { SERVICE_WITH_KEY } from '../exitCodes';
+import { SERVICE_WITH_KEY, STATE } from '../exitCodes';
 
 export const DEFAULT_WINDOW = '24h';
 
@@ -54,7 +54,7 @@ export const renew: CommandSpec = {
     'invited spouses), or its own file with --skip-invalid (its bad lines reported every run, exit 9).\n' +
     'A run killed half-way resumes without generating a link twice; only one run works on a ledger at\n' +
     'a time (exit 10 when another holds it). Exit codes to alert on: see `taxprep help exit-codes`.',
-  exitCodes: [...SERVICE_WITH_KEY, ['PARTIAL', 'some links were not renewed; each is reported'], 'LOCKED', 'INTERRUPTED'],
+  exitCodes: [...SERVICE_WITH_KEY, ...STATE, ['PARTIAL', 'some links were not renewed; each is reported'], 'LOCKED', 'INTERRUPTED'],
   load: () => import('./renew'),
 };
 
@@ -63,7 +63,7 @@ export const ledger: CommandSpec = {
   description: 'List the links the ledger knows, expiring soonest first',
   flags: [LEDGER_FLAG],
   examples: ['taxprep login-link ledger', "taxprep login-link ledger --json | jq '.links[0]'"],
-  exitCodes: [],
+  exitCodes: STATE,
   load: () => import('./ledger'),
 };
 
@@ -98,7 +98,7 @@ export const loginLink: CommandSpec = {
     'generated are skipped, failed and unsent items are sent.\n' +
     'Every generated link is recorded (without its URL) in a ledger; see `taxprep login-link renew --help`.',
   jsonFields: [...LINK_RECORD_FIELDS, 'input', 'error', 'skipped'],
-  exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'one account: no such account (ACCOUNT_NOT_FOUND) or user (USER_NOT_FOUND)'], ['REJECTED', 'one account: INVALID_EXPIRY, INVALID_REDIRECT_URL or ACCOUNT_SUSPENDED'], ['PARTIAL', 'several accounts or --from: some links were not generated; each is reported'], 'LOCKED', 'INTERRUPTED'],
+  exitCodes: [...SERVICE_WITH_KEY, ...STATE, ['NOT_FOUND', 'one account: no such account (ACCOUNT_NOT_FOUND) or user (USER_NOT_FOUND)'], ['REJECTED', 'one account: INVALID_EXPIRY, INVALID_REDIRECT_URL or ACCOUNT_SUSPENDED'], ['PARTIAL', 'several accounts or --from: some links were not generated; each is reported'], 'LOCKED', 'INTERRUPTED'],
   load: () => import('./create'),
   subcommands: [renew, ledger],
 };

@@ -1,3 +1,4 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import type { Context } from '../../types';
 import { readAccountInputLines, type AccountItem, type CheckedInput } from '../../batch/accountInput';
 import { badRowsError, sourceName } from '../../batch/input';
@@ -9,7 +10,6 @@ import { definedOnly } from '../parseFlags';
 import type { RawInvocation } from '../types';
 import { confirmBeforeActing, willAsk } from '../confirmation';
 import { inputOf, runLinkBatch, uncertainError, type BatchPlan } from './batch';
-import { defaultPathOf, ledgerPathOf } from '../../batch/ledger';
 import { ACCOUNTS, readAccountsLedger } from '../../batch/ledgers/accounts';
 import { CREATION_LINK_LIFETIME_MS } from '../../contract/vocabulary';
 import { renewalNow } from './renewalNow';
@@ -64,7 +64,7 @@ export interface RenewalKnowledge {
 
 /** The login-link ledger and the creations of the accounts ledger, read without their locks. */
 export async function renewalKnowledge(ctx: Context, options: RunFlags, links?: LedgerView): Promise<RenewalKnowledge> {
-  const [linkLedger, accounts] = await Promise.all([links ?? readLedger(ledgerPathOf(LOGIN_LINKS, ctx, options)), readAccountsLedger(defaultPathOf(ACCOUNTS, ctx.env))]);
+  const [linkLedger, accounts] = await Promise.all([links ?? ledgerPlaceOf(LOGIN_LINKS, ctx, options).then((place) => readLedger(place.lines)), ledgerPlaceOf(ACCOUNTS, ctx, { ledgerPath: undefined }).then((place) => readAccountsLedger(place.lines))]);
   const createdAt = new Map<string, string>();
   for (const entry of accounts.accounts()) if (entry.type === 'created') createdAt.set(`${entry.origin}|${entry.account_id}`, entry.at);
   return { links: linkLedger, createdAt };

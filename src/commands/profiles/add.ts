@@ -1,9 +1,10 @@
 import { keyRedactor, redactApiKey } from '../../contract/apiKeys';
 import type { Context, KeyStorage, Profile } from '../../types';
-import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, DEFAULT_BASE_URL, ENVIRONMENT_VARIABLES } from '../../config/settings';
+import { baseUrlVersionWarning, checkBaseUrl, checkNewApiKey, checkStateNamespace, DEFAULT_BASE_URL, ENVIRONMENT_VARIABLES } from '../../config/settings';
 import { CredentialStoreUnavailable, profileKeyAccount } from '../../config/credentialStore';
 import { runKeyCommand, splitCommandLine } from '../../config/keyCommand';
 import { readProfileKey } from '../../config/profileKey';
+import { checkStateUrlFlag } from '../../state/urlFlag';
 import { CliError, NetworkError, NotTheApiError, UsageError, type ExitCode } from '../../errors';
 import { notTheApiWith } from '../../api/errors';
 import { BASE_PATH } from '../../contract/version';
@@ -23,6 +24,9 @@ export interface AddProfileOptions {
   insecureStorage: boolean;
   /** `--api-key-command`: the key is this command's standard output, read when needed. */
   apiKeyCommand: string | undefined;
+  /** `--state-url`, `--state-namespace`: the team's shared store (docs/team.md). */
+  stateUrl: string | undefined;
+  stateNamespace: string | undefined;
 }
 
 export function parseOptions(raw: RawInvocation): AddProfileOptions {
@@ -34,6 +38,8 @@ export function parseOptions(raw: RawInvocation): AddProfileOptions {
     makeDefault: raw.flags.default === true,
     verify: raw.flags.verify !== false,
     ...keyStorageFlags(raw),
+    stateUrl: typeof raw.flags.stateUrl === 'string' ? checkStateUrlFlag(raw.flags.stateUrl, '--state-url') : undefined,
+    stateNamespace: typeof raw.flags.stateNamespace === 'string' ? checkStateNamespace(raw.flags.stateNamespace, '--state-namespace') : undefined,
   };
 }
 
@@ -60,6 +66,8 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
   const { apiKey: _old, apiKeyCommand: _oldCommand, ...settings } = existing ?? {};
   const profile: Profile = { ...settings, name: options.name, baseUrl, keyStorage };
+  if (options.stateUrl !== undefined) profile.stateUrl = options.stateUrl;
+  if (options.stateNamespace !== undefined) profile.stateNamespace = options.stateNamespace;
   if (keyStorage === 'file') profile.apiKey = apiKey;
   if (keyStorage === 'command') profile.apiKeyCommand = options.apiKeyCommand;
   await store.save(profile);

@@ -18,6 +18,8 @@ export const profiles: CommandSpec = {
         { flag: '--no-verify', help: 'store the key without asking the service whether it accepts it (offline use)' },
         { flag: '--insecure-storage', help: 'keep the key in the profile file, in plain text (mode 0600), not in the credential store' },
         { flag: '--api-key-command <command>', help: "store no key: run this command (no shell) when a key is needed; its stdout is the key" },
+        { flag: '--state-url <url>', help: 'keep state in this PostgreSQL, shared by the team (no password: PGPASSWORD, ~/.pgpass; docs/team.md)' },
+        { flag: '--state-namespace <name>', help: 'the namespace of the shared state (default "default")' },
       ],
       examples: [
         'taxprep profiles add acme --base-url https://partner-api.example.com/v1beta',

@@ -1,6 +1,6 @@
 import type { CommandSpec } from '../spec';
 import { ACCOUNT_FLAGS } from '../watch/register';
-import { SERVICE_WITH_KEY } from '../exitCodes';
+import { SERVICE_WITH_KEY, STATE } from '../exitCodes';
 
 export const DEFAULT_WITHIN = '24h';
 
@@ -21,6 +21,6 @@ export const status: CommandSpec = {
     'Requests: the deliverable list (one per 100 deliverables), then per account looked at its project list\n' +
     'and the status of each project waiting on the client: 1 + accounts + waiting projects at least, all\n' +
     'reads, paced by the rate limit. --verbose shows each request.',
-  exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['INTERRUPTED', 'stopped by Ctrl-C while reading the service; nothing was printed']],
+  exitCodes: [...SERVICE_WITH_KEY, ...STATE, ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['INTERRUPTED', 'stopped by Ctrl-C while reading the service; nothing was printed']],
   load: () => import('./status'),
 };

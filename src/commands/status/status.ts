@@ -1,3 +1,4 @@
+import { ledgerPlaceOf } from '../../state/backend';
 import type { ApiClient, ApiResponse } from '../../api/types';
 import { ApiError, EXIT, InterruptedError } from '../../errors';
 import { formatDuration } from '../../lib/duration';
@@ -9,7 +10,6 @@ import { expiringLinks, sortByPriority } from '../../follow/attention';
 import { numberOrNull, stringOrNull } from '../../follow/pass';
 import { hookTroubles } from '../../hooks/attention';
 import type { Context } from '../../types';
-import { ledgerPathOf } from '../../batch/ledger';
 import { LOGIN_LINKS, readLedger } from '../../batch/ledgers/loginLinks';
 import { RateLimitPacer } from '../../batch/pacer';
 import { runPool } from '../../batch/pool';
@@ -92,7 +92,7 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
   const started = ctx.clock.now().getTime();
   const settings = await ctx.settings();
   const api = await ctx.api();
-  const ledgerPath = ledgerPathOf(LOGIN_LINKS, ctx, options);
+  const ledgerPlace = await ledgerPlaceOf(LOGIN_LINKS, ctx, options);
   const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   const signal = ctx.interrupted();
   const pacer = new RateLimitPacer(ctx.clock);
@@ -141,7 +141,7 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
   if (signal.aborted) stopped();
 
   const origin = new URL(settings.baseUrl).origin;
-  const ledger = await readLedger(ledgerPath);
+  const ledger = await readLedger(ledgerPlace.lines);
   const links = expiringLinks(
     ledger.links().filter((entry) => entry.origin === origin).map((entry) => ({ account_id: entry.account_id, user_email: entry.link.user_email, purpose: entry.link.purpose, expires_at: entry.link.expires_at })),
     renewalNow(ctx),
@@ -163,7 +163,7 @@ export async function run(ctx: Context, options: StatusOptions): Promise<number>
     took_ms: ctx.clock.now().getTime() - started,
   };
   const out = createOutput(ctx);
-  const hooks = await hookTroubles(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl });
+  const hooks = await hookTroubles(ctx);
   if (ctx.globals.json) await out.json({ ...document, hooks_needing_attention: hooks });
   else if (options.csv) await printCsv(ctx, document);
   else await printSections(out, document);

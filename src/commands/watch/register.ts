@@ -1,6 +1,6 @@
 import { CHANGE_EVENTS } from '../../follow/changes';
 import type { CommandSpec, FlagSpec } from '../spec';
-import { SERVICE_WITH_KEY } from '../exitCodes';
+import { SERVICE_WITH_KEY, STATE } from '../exitCodes';
 
 /** The flags `status` and `watch` share: which accounts, and the ledger that names some of them. */
 export const ACCOUNT_FLAGS: readonly FlagSpec[] = [
@@ -18,6 +18,7 @@ export const watch: CommandSpec = {
     { flag: '--state <file>', help: 'the file that remembers the last look (default: one per profile and base URL in the user state directory)', complete: 'files' },
     { flag: '--reset-state', help: 'forget the last look (even a damaged state file) and record a new baseline' },
     { flag: '--initial', help: 'on the first look, report everything seen as having appeared (otherwise it prints nothing)' },
+    { flag: '--lease <duration>', help: 'with a shared store: how long the watch lease lasts unrenewed (3s to 10m); a standby takes over within it and a sixth more', default: '30s' },
   ],
   examples: [
     'taxprep watch --once                              # from cron: mail only when something changed',
@@ -51,10 +52,19 @@ export const watch: CommandSpec = {
     'at least once: a running watch delivers as deliveries fall due, --once\n' +
     'before it exits; hooks redeliver, recover and deliver hand it their work.\n' +
     'One watch per profile and base URL at a time (a second exits 10: another\n' +
-    'watch is running).',
+    'watch is running).\n' +
+    'With a shared store (TAXPREP_STATE_URL; docs/team.md) any number of\n' +
+    'machines may run watch: the one holding the lease looks and delivers, the\n' +
+    'others stand by (saying so on stderr, and which machine holds it) and take\n' +
+    'over within 35s of the holder dying (--lease 30s and a standby\'s poll of\n' +
+    '5s), from the last look it recorded. --once finding the lease held exits 0\n' +
+    'having read nothing. Under --json the lease is told on stderr, one JSON line\n' +
+    'each: {"watch": "standby", "holder": {"host", "pid"}, "lease_expires_at",\n' +
+    '"takeover_within_ms"}, {"watch": "holding" or "lost", "fence"}.',
   exitCodes: [
     ...SERVICE_WITH_KEY.filter((name) => name !== 'RATE_LIMITED'),
     ['RATE_LIMITED', 'still rate limited after retrying; or --once: the budget allowed no request, nothing was read'],
+    ...STATE,
     ['NOT_FOUND', 'the service answered a list (such as GET /deliverables) with 404'], ['LOCKED', 'another watch of this profile and base URL is running, or a hooks command holds its outbox'], ['INTERRUPTED', 'stopped by Ctrl-C, after saving what it found: how a watch without --once ends']],
   load: () => import('./watch'),
 };

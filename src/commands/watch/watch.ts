@@ -1,5 +1,6 @@
-import { EXIT } from '../../errors';
-import { formatDuration } from '../../lib/duration';
+import { EXIT, UsageError } from '../../errors';
+import { durationRule, formatDuration, parseDuration } from '../../lib/duration';
+import { DEFAULT_LEASE_MS, MAX_LEASE_MS, MIN_LEASE_MS } from '../../follow/lease';
 import { createOutput, type Output } from '../../output';
 import { createStatusLine } from '../../output/statusLine';
 import { sanitizeLine } from '../../output/sanitize';
@@ -10,7 +11,8 @@ import { isPassingTrouble, runPass, type PassResult } from '../../follow/pass';
 import { allowedAgainAt, changeBoundMs, formatBudget, fullLookRequests, parseBudget, passRequests, planTasks, DEFAULT_BUDGET, type Budget, type Task } from '../../follow/planner';
 import { defaultStatePath, freshState, readState, stagePass, type PassRecord, type WatchState } from '../../follow/state';
 import { crashPoint } from '../../lib/crashPoints';
-import { openWatchHooks, type WatchHooks } from '../../hooks/watchHooks';
+import { openWatchHooks, watchHooksFiles, type WatchHooks, type WatchHooksPlace } from '../../hooks/watchHooks';
+import type { StagedFile } from '../../lib/files';
 import type { ApiClient } from '../../api/types';
 import type { Context, ResolvedSettings } from '../../types';
 import type { RawInvocation } from '../types';
@@ -23,6 +25,8 @@ export interface WatchOptions {
   statePath: string | undefined;
   resetState: boolean;
   initial: boolean;
+  /** With a shared store: how long the watch lease lasts without a renewal (src/follow/lease.ts). */
+  leaseMs: number;
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -37,7 +41,16 @@ export function parseOptions(raw: RawInvocation): WatchOptions {
     statePath: text(flags.state),
     resetState: flags.resetState === true,
     initial: flags.initial === true,
+    leaseMs: typeof flags.lease === 'string' ? parseLease(flags.lease) : DEFAULT_LEASE_MS,
   };
+}
+
+const LEASE_RULE = `must be ${durationRule()}, from ${formatDuration(MIN_LEASE_MS)} to ${formatDuration(MAX_LEASE_MS)}`;
+
+function parseLease(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < MIN_LEASE_MS || ms > MAX_LEASE_MS) throw new UsageError(`--lease ${LEASE_RULE}`, { details: { '--lease': [LEASE_RULE] } });
+  return ms;
 }
 
 /**
@@ -49,12 +62,53 @@ export function parseOptions(raw: RawInvocation): WatchOptions {
 export async function run(ctx: Context, options: WatchOptions): Promise<number> {
   const settings = await ctx.settings();
   const api = await ctx.api();
+  const scope = { profile: settings.profileName, baseUrl: settings.baseUrl };
+  const shared = (await ctx.state()).shared;
+  if (shared !== undefined) {
+    if (options.statePath !== undefined) {
+      throw new UsageError(`--state names a file, and the watch state is in the shared store ${shared.describe}`, {
+        details: { '--state': ['cannot be used with a shared store'] },
+        hint: 'Leave --state out: every machine of the namespace shares one watch state.',
+      });
+    }
+    const { watchAsTeam } = await import('./team');
+    const { teamScopeOf, teamSqlOf } = await import('../../state/teamSql');
+    const code = await watchAsTeam(ctx, options, { api, settings, sql: teamSqlOf(shared), team: teamScopeOf(shared), storeName: shared.describe });
+    if (code === EXIT.INTERRUPTED) await createOutput(ctx).note(`watch: stopped; every change printed is recorded in ${shared.describe}`);
+    return code;
+  }
   const statePath = options.statePath ?? defaultStatePath(ctx.env, settings.profileName, settings.baseUrl);
-  const saved = await readState(statePath, { baseUrl: settings.baseUrl }, { reset: options.resetState });
-  const hooks = await openWatchHooks(ctx, { profile: settings.profileName, baseUrl: settings.baseUrl }, (message) => createOutput(ctx).note(message), { background: !options.once, signal: ctx.interrupted(), recordedPass: saved?.outbox_pass });
+  const place: WatchPlace = {
+    where: statePath,
+    read: (reset) => readState(statePath, { baseUrl: settings.baseUrl }, { reset }),
+    stage: (record) => stagePass(statePath, record),
+    hooks: watchHooksFiles(ctx, scope),
+  };
+  const code = await watchFrom(ctx, options, { api, settings, place, signal: ctx.interrupted() });
+  if (code === EXIT.INTERRUPTED) await createOutput(ctx).note(`watch: stopped; every change printed is recorded in ${statePath}`);
+  return code;
+}
+
+/** Where a watch keeps its state and finds its hooks and outbox: files, or a shared store under the lease (./team.ts). */
+export interface WatchPlace {
+  /** Where every change printed is recorded, for the message of a watch stopped by Ctrl-C. */
+  where: string;
+  read(reset: boolean): Promise<WatchState | undefined>;
+  stage(record: PassRecord): Promise<StagedFile>;
+  hooks: WatchHooksPlace;
+}
+
+/**
+ * A watch from `place`'s last look until `signal` (Ctrl-C, or under a shared store the lease
+ * lost) or, with --once, one pass.
+ */
+export async function watchFrom(ctx: Context, options: WatchOptions, { api, settings, place, signal }: { api: ApiClient; settings: ResolvedSettings; place: WatchPlace; signal: AbortSignal }): Promise<number> {
+  const scope = { profile: settings.profileName, baseUrl: settings.baseUrl };
+  const saved = await place.read(options.resetState);
+  const hooks = await openWatchHooks(ctx, scope, place.hooks, (message) => createOutput(ctx).note(message), { background: !options.once, signal, recordedPass: saved?.outbox_pass });
   let finished = false;
   try {
-    const code = await watchPasses(ctx, options, { api, statePath, saved, settings, hooks });
+    const code = await watchPasses(ctx, options, { api, place, saved, settings, hooks, signal });
     // A --once run that read nothing still sends what is due: only Ctrl-C leaves it for the next run.
     finished = code !== EXIT.INTERRUPTED;
     return code;
@@ -67,7 +121,7 @@ export async function run(ctx: Context, options: WatchOptions): Promise<number> 
 async function watchPasses(
   ctx: Context,
   options: WatchOptions,
-  { api, statePath, saved, settings, hooks }: { api: ApiClient; statePath: string; saved: WatchState | undefined; settings: ResolvedSettings; hooks: WatchHooks },
+  { api, place, saved, settings, hooks, signal }: { api: ApiClient; place: WatchPlace; saved: WatchState | undefined; settings: ResolvedSettings; hooks: WatchHooks; signal: AbortSignal },
 ): Promise<number> {
   const sources = await gatherAccounts(ctx, { accountsFile: options.accountsFile, loginLinksLedger: options.ledgerPath, baseUrl: settings.baseUrl });
   let state: WatchState = saved ?? freshState(settings.baseUrl, settings.profileName, ctx.clock.now());
@@ -75,7 +129,6 @@ async function watchPasses(
   let baseline = saved === undefined && !options.initial;
   const budget = { ...options.budget };
   const sentAt = state.sent.map(Date.parse).filter(Number.isFinite);
-  const signal = ctx.interrupted();
   // What a person is told (a terminal, or --verbose); a pipe and cron hear only of changes.
   const tellsPerson = ctx.io.stderrIsTTY || ctx.globals.verbose;
   const coverageLine = createStatusLine(ctx.io.stderr, ctx.io.stderrIsTTY && !ctx.globals.verbose, ctx.io.columns);
@@ -95,13 +148,13 @@ async function watchPasses(
       const maxRequests = options.once ? budget.requests : passRequests(fullLookRequests(state.snapshot, accounts), budget);
       pass = await runPass({ api, clock: ctx.clock, snapshot: state.snapshot, accounts, budget, sentAt, waitForSlots: !options.once, maxRequests, signal });
     } catch (error) {
-      if (signal.aborted) return stopped(note, statePath);
+      if (signal.aborted) return EXIT.INTERRUPTED;
       if (options.once || !isPassingTrouble(error)) throw error;
       await note(`watch: this pass failed (${sanitizeLine(error.message)}); trying again within ${formatDuration(budget.windowMs / budget.requests)}`);
       try {
         await ctx.clock.sleep(budget.windowMs / budget.requests, signal);
       } catch {
-        return stopped(note, statePath);
+        return EXIT.INTERRUPTED;
       }
       continue;
     }
@@ -121,7 +174,7 @@ async function watchPasses(
     // Queued for the hooks first, under a pass the state names: recorded as seen by the same rename.
     const outboxPass = await hooks.queue(changes);
     state = { ...state, outbox_pass: outboxPass };
-    await printAndRecord(createOutput(ctx), ctx.globals.json, statePath, { state, changes });
+    await printAndRecord(createOutput(ctx), ctx.globals.json, place, { state, changes });
     await hooks.committed(outboxPass);
     // After the first pass, what is read for the first time is still recorded, not reported (see applyObservations).
     baseline = false;
@@ -161,21 +214,16 @@ async function watchPasses(
 
 /**
  * A pass's changes printed, then recorded as seen by the one durable step of src/follow/state.ts
- * (`stagePass`). Printed first: a kill before the commit loses nothing (the next run finds the
+ * (`stagePass`, or its shared store's `stageSharedPass`). Printed first: a kill before the commit loses nothing (the next run finds the
  * same changes) and a kill between the print and the commit repeats them once.
  */
-async function printAndRecord(out: Output, json: boolean, statePath: string, record: PassRecord): Promise<void> {
-  const staged = await stagePass(statePath, record);
+async function printAndRecord(out: Output, json: boolean, place: WatchPlace, record: PassRecord): Promise<void> {
+  const staged = await place.stage(record);
   crashPoint('watch.before-print');
   await printChanges(out, json, record.changes);
   crashPoint('watch.after-print');
   await staged.commit();
   crashPoint('watch.after-commit');
-}
-
-async function stopped(note: (message: string) => Promise<void>, statePath: string): Promise<number> {
-  await note(`watch: stopped; every change printed is recorded in ${statePath}`);
-  return EXIT.INTERRUPTED;
 }
 
 /** What a watch on a terminal is about to do: a baseline or a look for changes, over how many accounts, within what bound, and how to stop it. */

@@ -1,0 +1,30 @@
+import { join } from 'node:path';
+import type { Context } from '../../types';
+import { DEFAULT_LOCK_WAIT_SECONDS } from '../../batch/flags';
+import { filePlace } from '../../batch/ledger';
+import { fileBackend, sharedStoreOf } from '../../state/backend';
+import { mergeState } from '../../state/merge';
+import { moveWatchPieces, watchFilesOf } from '../../state/moveWatch';
+import type { RawInvocation } from '../types';
+import { printMerge } from './printMerge';
+
+export interface ExportOptions {
+  to: string | undefined;
+  dryRun: boolean;
+}
+
+export function parseOptions(raw: RawInvocation): ExportOptions {
+  return { to: typeof raw.flags.to === 'string' ? raw.flags.to : undefined, dryRun: raw.flags.dryRun === true };
+}
+
+/** `taxprep state export`: the shared ledgers merged into files (the data directory, or --to DIR). */
+export async function run(ctx: Context, options: ExportOptions): Promise<void> {
+  const store = await sharedStoreOf(ctx, 'state export');
+  const shared = await ctx.state();
+  const files = options.to === undefined ? fileBackend(ctx.env) : { describe: `files in ${options.to}`, ledger: (kind: { fileName: string }) => filePlace(join(options.to!, kind.fileName)) };
+  const merged = await mergeState(shared.ledger, files.ledger, { dryRun: options.dryRun, waitMs: DEFAULT_LOCK_WAIT_SECONDS * 1000, clock: ctx.clock });
+  const settings = await ctx.settings();
+  const watchFiles = options.to === undefined ? watchFilesOf(ctx.env, settings) : { hooks: join(options.to, 'hooks.json'), state: join(options.to, 'watch-state.json') };
+  const watch = await moveWatchPieces('export', watchFiles, store, { profile: settings.profileName, baseUrl: settings.baseUrl }, { dryRun: options.dryRun, clock: ctx.clock });
+  await printMerge(ctx, [...merged, ...watch], { from: shared.describe, to: files.describe, dryRun: options.dryRun });
+}

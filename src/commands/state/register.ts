@@ -1,0 +1,46 @@
+import type { CommandSpec } from '../spec';
+import { STATE } from '../exitCodes';
+
+const MOVE_CODES: CommandSpec['exitCodes'] = [...STATE, ['LOCKED', 'a run on some machine holds a ledger being written; nothing of that ledger was copied']];
+
+/** `taxprep state`: the shared store of a team (docs/team.md). */
+export const state: CommandSpec = {
+  name: 'state',
+  description: "Share taxprep's state in PostgreSQL: migrate the schema, move a machine's ledgers in or out",
+  notes: 'The store is chosen by --state-url, TAXPREP_STATE_URL or the profile\'s state_url (docs/team.md).',
+  subcommands: [
+    {
+      name: 'migrate',
+      description: "Create or bring up to date taxprep's schema in the shared store (run once with the owner role)",
+      examples: ['taxprep state migrate --state-url postgres://taxprep_owner@db.example.com/taxprep'],
+      notes: 'Each command migrates by itself when its role may; a team that gives operators a role without DDL runs this once per upgrade.',
+      exitCodes: STATE,
+      load: () => import('./migrate'),
+    },
+    {
+      name: 'import',
+      description: "Copy this machine's ledgers (accounts, login links, documents) into the shared store, merging",
+      flags: [{ flag: '--dry-run', help: 'say what would be copied; copy nothing' }],
+      examples: ['taxprep state import --dry-run', 'taxprep state import'],
+      notes:
+        'The newer link of a user wins; an account, upload or open intent the store has is not copied again, so a\n' +
+        'second run copies nothing. Unfinished batch runs are not copied: finish them here first.\n' +
+        'The hooks of this profile and base URL are copied by id, and the watch state when the\n' +
+        'store has none; the webhook outbox is not: run taxprep hooks deliver --wait here first.',
+      exitCodes: MOVE_CODES,
+      load: () => import('./import'),
+    },
+    {
+      name: 'export',
+      description: 'Copy the shared ledgers into files: this machine\'s data directory, or --to DIR',
+      flags: [
+        { flag: '--to <dir>', help: 'directory for accounts.ndjson, login-links.ndjson, documents.ndjson (default: the user data directory)', complete: 'files' },
+        { flag: '--dry-run', help: 'say what would be copied; copy nothing' },
+      ],
+      examples: ['taxprep state export --to backup/', 'taxprep state export --dry-run'],
+      notes: 'Also the hooks (by id, into hooks.json) and the watch state (when the target has none; watch-state.json under --to).',
+      exitCodes: MOVE_CODES,
+      load: () => import('./export'),
+    },
+  ],
+};

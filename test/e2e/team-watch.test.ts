@@ -1,0 +1,294 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeHome, runCli, startCli } from '../helpers/cli';
+import { startMock, type RunningMock } from '../helpers/mock';
+import { postgresUnavailable, startTestPostgres, type TestPostgres } from '../helpers/postgres';
+import { connectionConfig } from '../../src/state/connection';
+import { startReceiver, type Received } from '../helpers/webhookReceiver';
+
+/**
+ * `taxprep watch` on two and three "machines" (a home directory each, one key of one partner
+ * each) sharing one PostgreSQL store and one mock: one looks at a time, a killed holder is taken
+ * over, a paused one writes nothing when it wakes, and every change reaches a receiver (checked by
+ * the `standardwebhooks` reference library) once per hook under one id. Each watch runs with
+ * `--lease 3s`, so a takeover comes within 3.5 s.
+ */
+
+const unavailable = postgresUnavailable();
+let postgres: TestPostgres | undefined;
+/** A database of this file's own on the run's PostgreSQL (test/helpers/postgres.ts). */
+let stateUrl: string;
+
+let mock: RunningMock;
+let database: pg.Client;
+const servers: Server[] = [];
+const running: RunningWatch[] = [];
+
+beforeAll(async () => {
+  mock = await startMock({ rateLimits: [] });
+  if (unavailable !== undefined) return;
+  postgres = await startTestPostgres();
+  stateUrl = await postgres.freshDatabase();
+  database = new pg.Client(connectionConfig(stateUrl, process.env));
+  await database.connect();
+});
+afterAll(async () => {
+  await database?.end();
+  await postgres?.stop();
+  await mock.close();
+});
+afterEach(async () => {
+  for (const watch of running.splice(0)) {
+    watch.child.kill('SIGKILL');
+    await watch.result;
+  }
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  await mock.deps.store.reset();
+});
+
+interface Machine {
+  name: string;
+  home: string;
+  env: Record<string, string>;
+}
+
+/** A machine of the team: a home of its own, a key of the partner's, the shared store under the test's namespace. */
+function machine(name: string, key: string, namespace: string): Machine {
+  return { name, home: makeHome(), env: { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: key, TAXPREP_STATE_URL: stateUrl, TAXPREP_STATE_NAMESPACE: namespace, PGPASSFILE: process.env.PGPASSFILE ?? '' } };
+}
+
+const freshNamespace = () => `watch-${randomBytes(4).toString('hex')}`;
+
+function accountsFile(on: Machine): string {
+  const path = join(on.home, 'clients.txt');
+  writeFileSync(path, '1001\n1002\n');
+  return path;
+}
+
+interface RunningWatch {
+  machine: Machine;
+  child: ReturnType<typeof startCli>['child'];
+  result: ReturnType<typeof startCli>['result'];
+  output: { stdout: string; stderr: string };
+  /** The lease events it told on stderr (`{"watch": ...}` lines), in order. */
+  told(): Array<{ watch: string; fence?: number }>;
+  changes(): Array<Record<string, unknown>>;
+}
+
+/** A running `watch --json --lease 3s` on `on`, its stdout and stderr gathered as they come. */
+function startWatch(on: Machine): RunningWatch {
+  const { child, result } = startCli(['watch', '--json', '--budget', '100/min', '--lease', '3s', '--accounts', accountsFile(on)], { env: on.env, home: on.home, stdin: 'ignore' });
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString('utf8')));
+  const watch: RunningWatch = {
+    machine: on,
+    child,
+    result,
+    output,
+    told: () => output.stderr.split('\n').filter((line) => line.startsWith('{"watch"')).map((line) => JSON.parse(line) as { watch: string; fence?: number }),
+    changes: () => output.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+  running.push(watch);
+  return watch;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
+  for (let waited = 0; !(await condition()); waited += 100) {
+    if (waited > limitMs) throw new Error(`timed out waiting for ${what}; the watches said:\n${running.map((watch) => `${watch.machine.name} (pid ${watch.child.pid}):\n${watch.output.stdout}${watch.output.stderr}`).join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A receiver that answers 204 to everything, each request verified with the hook's secret once it is pushed. */
+const receiver = () => startReceiver(servers, () => ({ status: 204 }));
+
+async function control(path: string, body?: unknown, method = 'POST'): Promise<any> {
+  const response = await mock.request(`/_mock${path}`, { method, body });
+  expect(response.status).toBeLessThan(300);
+  return response.json;
+}
+
+/** A new outstanding item on project 5001 (account 1001): one `item.appeared` change. */
+const addItem = (description: string) => control('/projects/5001/outstanding-items', { type: 'client_request', description, priority: 'low' });
+
+/** The `item.appeared` descriptions a receiver got, each with the ids it came under. */
+function itemsReceived(received: Received[]): Map<string, Set<string>> {
+  const items = new Map<string, Set<string>>();
+  for (const request of received) {
+    const body = JSON.parse(request.body) as { type: string; data: { new?: { description?: string } } };
+    if (body.type !== 'item.appeared') continue;
+    const description = body.data.new!.description!;
+    items.set(description, (items.get(description) ?? new Set()).add(request.id));
+  }
+  return items;
+}
+
+const itemsPrinted = (watch: RunningWatch) => watch.changes().filter((change) => change.event === 'item.appeared').map((change) => (change.new as { description: string }).description);
+
+/** Requests the mock logged per key (redacted, as its log shows them). */
+async function requestsByKey(): Promise<Map<string, number>> {
+  const log = (await control('/requests', undefined, 'GET')).requests as Array<{ api_key: string | null }>;
+  const counts = new Map<string, number>();
+  for (const entry of log) counts.set(entry.api_key ?? '', (counts.get(entry.api_key ?? '') ?? 0) + 1);
+  return counts;
+}
+
+/** Whether the recorded look has read project 5001's items: a change made before is part of the baseline, not reported. */
+const baselineHasProject5001 = async (namespace: string) =>
+  (await database.query('SELECT 1 FROM taxprep_state.watch_state WHERE namespace = $1 AND base_url = $2 AND state #> \'{snapshot,projects,5001,items}\' IS NOT NULL', [namespace, mock.baseUrl])).rowCount === 1;
+
+const stateSavedAt = async (namespace: string) =>
+  (await database.query<{ saved_at: Date }>('SELECT saved_at FROM taxprep_state.watch_state WHERE namespace = $1 AND base_url = $2', [namespace, mock.baseUrl])).rows[0]?.saved_at;
+
+describe.skipIf(unavailable !== undefined)('watch on a team of machines with a shared store', () => {
+  it('two machines: one looks, the other stands by; the holder SIGKILLed, the other takes over from the last look; every change delivered once under one id', async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    const b = machine('b', mock.keys.readOnly, namespace);
+    const target = await receiver();
+    const added = await runCli(['hooks', 'add', target.url, '--events', 'item.*', '--retry-schedule', '100ms,200ms,300ms', '--json'], { env: a.env, home: a.home });
+    expect(added.exitCode, added.stderr).toBe(0);
+    const hook = JSON.parse(added.stdout) as { id: string; secret: string };
+    target.secrets.push(hook.secret);
+
+    const watchA = startWatch(a);
+    await until(() => watchA.told().some((event) => event.watch === 'holding'), 'A to hold the lease');
+    const watchB = startWatch(b);
+    await until(() => watchB.told().some((event) => event.watch === 'standby'), 'B to stand by');
+    const standby = watchB.told().find((event) => event.watch === 'standby') as unknown as { holder: { pid: number }; takeover_within_ms: number };
+    expect(standby.holder.pid).toBe(watchA.child.pid);
+    expect(standby.takeover_within_ms).toBe(3_500);
+    await until(() => baselineHasProject5001(namespace), 'the baseline recorded');
+
+    await control('/requests', undefined, 'DELETE');
+    await addItem('before the kill');
+    await until(() => itemsReceived(target.received).has('before the kill'), 'the first change delivered');
+    // Only A looked: the mock saw A's key and never B's.
+    const byKey = await requestsByKey();
+    expect([...byKey.keys()].every((key) => key.endsWith(mock.keys.acme.slice(-4)))).toBe(true);
+    expect(itemsPrinted(watchA)).toEqual(['before the kill']);
+
+    watchA.child.kill('SIGKILL');
+    await watchA.result;
+    await addItem('after the kill');
+    await until(() => watchB.told().some((event) => event.watch === 'holding'), 'B to take over');
+    await until(() => itemsReceived(target.received).has('after the kill'), 'the second change delivered');
+    // No new baseline, nothing reported twice, nothing missed.
+    expect(itemsPrinted(watchB)).toEqual(['after the kill']);
+    watchB.child.kill('SIGINT');
+    expect((await watchB.result).exitCode).toBe(130);
+    // A lease renewed every second for the whole run leaks nothing (Node warns of piled-up listeners).
+    expect(watchA.output.stderr + watchB.output.stderr).not.toContain('Warning');
+
+    expect(target.received.every((request) => request.verified)).toBe(true);
+    const items = itemsReceived(target.received);
+    expect([...items.keys()].sort()).toEqual(['after the kill', 'before the kill']);
+    for (const ids of items.values()) expect(ids.size).toBe(1);
+  }, 120_000);
+
+  it('three machines: the holder paused past its lease is taken over, and when it wakes it writes and prints nothing', async () => {
+    const namespace = freshNamespace();
+    const machines = [machine('a', mock.keys.acme, namespace), machine('b', mock.keys.acme, namespace), machine('c', mock.keys.readOnly, namespace)];
+    const target = await receiver();
+    const added = await runCli(['hooks', 'add', target.url, '--events', 'item.*', '--json'], { env: machines[1]!.env, home: machines[1]!.home });
+    target.secrets.push((JSON.parse(added.stdout) as { secret: string }).secret);
+    const [watchA, ...standbys] = machines.map((on, index) => {
+      const watch = startWatch(on);
+      return { watch, index };
+    }).map(({ watch }) => watch);
+    await until(() => [watchA!, ...standbys].filter((watch) => watch.told().some((event) => event.watch === 'holding')).length === 1, 'one of the three to hold the lease');
+    const holder = [watchA!, ...standbys].find((watch) => watch.told().some((event) => event.watch === 'holding'))!;
+    const others = [watchA!, ...standbys].filter((watch) => watch !== holder);
+    await until(() => others.every((watch) => watch.told().some((event) => event.watch === 'standby')), 'the two others to stand by');
+    await until(() => baselineHasProject5001(namespace), 'the baseline recorded');
+    await addItem('seen by the first holder');
+    await until(() => itemsReceived(target.received).has('seen by the first holder'), 'the first change delivered');
+
+    holder.child.kill('SIGSTOP');
+    const printedBefore = holder.output.stdout;
+    await until(() => others.some((watch) => watch.told().some((event) => event.watch === 'holding')), 'a standby to take over');
+    const successor = others.find((watch) => watch.told().some((event) => event.watch === 'holding'))!;
+    await addItem('seen by the successor');
+    await until(() => itemsReceived(target.received).has('seen by the successor'), 'the second change delivered');
+    const savedBySuccessor = await stateSavedAt(namespace);
+
+    holder.child.kill('SIGCONT');
+    await until(() => holder.told().some((event) => event.watch === 'lost' || event.watch === 'standby'), 'the woken holder to stand by');
+    await addItem('after the wake');
+    await until(() => itemsReceived(target.received).has('after the wake'), 'the third change delivered');
+    // The woken holder printed nothing, and the successor reported everything after its takeover.
+    expect(holder.output.stdout).toBe(printedBefore);
+    expect(itemsPrinted(successor)).toEqual(['seen by the successor', 'after the wake']);
+    expect((await stateSavedAt(namespace))!.getTime()).toBeGreaterThanOrEqual(savedBySuccessor!.getTime());
+    expect(target.received.every((request) => request.verified)).toBe(true);
+    const items = itemsReceived(target.received);
+    expect([...items.keys()].sort()).toEqual(['after the wake', 'seen by the first holder', 'seen by the successor']);
+    for (const ids of items.values()) expect(ids.size).toBe(1);
+  }, 120_000);
+});
+
+describe.skipIf(unavailable !== undefined)('hooks with a shared store', () => {
+  it("machine B sees, disables and removes machine A's hooks; A sees B's changes", async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    const b = machine('b', mock.keys.readOnly, namespace);
+    const added = await runCli(['hooks', 'add', 'https://crm.example.com/in', '--events', 'deliverable.*', '--json'], { env: a.env, home: a.home });
+    expect(added.exitCode, added.stderr).toBe(0);
+    const hook = JSON.parse(added.stdout) as { id: string; secret: string };
+    const listed = await runCli(['hooks', 'list', '--json'], { env: b.env, home: b.home });
+    expect(JSON.parse(listed.stdout).hooks.map((listedHook: { id: string }) => listedHook.id)).toEqual([hook.id]);
+    expect(listed.stdout).not.toContain(hook.secret);
+    expect((await runCli(['hooks', 'disable', hook.id], { env: b.env, home: b.home })).exitCode).toBe(0);
+    const shown = await runCli(['hooks', 'show', hook.id, '--json'], { env: a.env, home: a.home });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: hook.id, enabled: false });
+    expect(await runCli(['hooks', 'show', hook.id, '--secret'], { env: b.env, home: b.home })).toEqual({ exitCode: 0, stdout: `${hook.secret}\n`, stderr: '' });
+    expect((await runCli(['hooks', 'remove', hook.id], { env: b.env, home: b.home })).exitCode).toBe(0);
+    expect(JSON.parse((await runCli(['hooks', 'list', '--json'], { env: a.env, home: a.home })).stdout).hooks).toEqual([]);
+    // Another namespace on the same database sees none of them.
+    const other = machine('other', mock.keys.acme, freshNamespace());
+    await runCli(['hooks', 'add', 'https://crm.example.com/in'], { env: a.env, home: a.home });
+    expect(JSON.parse((await runCli(['hooks', 'list', '--json'], { env: other.env, home: other.home })).stdout).hooks).toEqual([]);
+  }, 60_000);
+});
+
+describe.skipIf(unavailable !== undefined)('state import and export of the hooks and the watch state', () => {
+  it("copies a machine's hooks and last look into the store once, and the store's back into files", async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    const { TAXPREP_STATE_URL: _url, ...filesOnly } = a.env;
+    const onFiles = (args: string[]) => runCli(args, { env: filesOnly, home: a.home });
+    const added = JSON.parse((await onFiles(['hooks', 'add', 'https://crm.example.com/in', '--json'])).stdout) as { id: string; secret: string };
+    expect((await onFiles(['watch', '--once', '--budget', '100/min', '--accounts', accountsFile(a)])).exitCode).toBe(0);
+
+    const dryRun = await runCli(['state', 'import', '--dry-run', '--json'], { env: a.env, home: a.home });
+    expect(JSON.parse(dryRun.stdout).ledgers.filter((row: { ledger: string }) => ['hooks', 'watch state'].includes(row.ledger))).toEqual([
+      { ledger: 'hooks', copied: 1, already_there: 0 },
+      { ledger: 'watch state', copied: 1, already_there: 0 },
+    ]);
+    expect(await stateSavedAt(namespace)).toBeUndefined();
+    expect((await runCli(['state', 'import'], { env: a.env, home: a.home })).exitCode).toBe(0);
+    const again = await runCli(['state', 'import', '--json'], { env: a.env, home: a.home });
+    expect(JSON.parse(again.stdout).ledgers.filter((row: { ledger: string }) => ['hooks', 'watch state'].includes(row.ledger))).toEqual([
+      { ledger: 'hooks', copied: 0, already_there: 1 },
+      { ledger: 'watch state', copied: 0, already_there: 1 },
+    ]);
+    expect(await stateSavedAt(namespace)).toBeDefined();
+
+    const b = machine('b', mock.keys.readOnly, namespace);
+    expect(JSON.parse((await runCli(['hooks', 'list', '--json'], { env: b.env, home: b.home })).stdout).hooks.map((hook: { id: string }) => hook.id)).toEqual([added.id]);
+    const backup = join(b.home, 'backup');
+    expect((await runCli(['state', 'export', '--to', backup], { env: b.env, home: b.home })).exitCode).toBe(0);
+    const exported = JSON.parse(readFileSync(join(backup, 'hooks.json'), 'utf8')) as { hooks: Array<{ id: string; secrets: Array<{ secret: string }> }> };
+    expect(exported.hooks.map((hook) => [hook.id, hook.secrets[0]!.secret])).toEqual([[added.id, added.secret]]);
+    expect(JSON.parse(readFileSync(join(backup, 'watch-state.json'), 'utf8'))).toMatchObject({ format: 'taxprep-watch-state', base_url: mock.baseUrl });
+  }, 60_000);
+});
+
