@@ -33,6 +33,11 @@ export interface FlagSpec {
   complete?: Completion;
   /** The command cannot run without it: shown in the usage line and marked `(required)`. */
   required?: boolean;
+  /**
+   * A program flag for settings rarely typed (time-outs, trust, the shared store): listed by
+   * `taxprep help flags` and every command's help, left out of the top-level help's one line.
+   */
+  setting?: boolean;
 }
 
 export interface ArgumentSpec {

@@ -155,7 +155,7 @@ function examplesOf(spec: CommandSpec, width: number): Section | undefined {
 function rootSections(spec: CommandSpec, width: number): Array<Section | undefined> {
   const commands = visible(spec.subcommands);
   const core = commands.filter((sub) => sub.group === 'core');
-  const flags = [...(spec.flags ?? []), HELP_FLAG, VERSION_FLAG].map(longName);
+  const flags = [...(spec.flags ?? []).filter((flag) => !flag.setting), HELP_FLAG, VERSION_FLAG].map(longName);
   // `help` and `version` are there as --help and --version already: one row saved for 24.
   const additional = commands.filter((sub) => sub.group !== 'core' && !flags.includes(`--${sub.name}`));
   return [
@@ -163,7 +163,7 @@ function rootSections(spec: CommandSpec, width: number): Array<Section | undefin
     ['USAGE', `  ${spec.name} <command> [subcommand] [flags]`],
     core.length > 0 ? ['CORE COMMANDS', commandRows(core, width)] : undefined,
     additional.length > 0 ? ['ADDITIONAL COMMANDS', `  ${additional.map((sub) => sub.name).join(', ')}`] : undefined,
-    ['FLAGS (every command takes them: taxprep help flags)', `  ${flags.join(', ')}`],
+    ['FLAGS (every command takes them, and the settings in taxprep help flags)', `  ${flags.join(', ')}`],
     examplesOf(spec, width),
   ];
 }
