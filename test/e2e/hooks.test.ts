@@ -293,7 +293,7 @@ describe('hooks redeliver, recover and deliver beside a running watch', () => {
     let up = false;
     const target = await receiver(() => ({ status: up ? 204 : 500 }));
     // A retry an hour away: what a receiver back after failures would otherwise wait for.
-    const added = await taxprep(['hooks', 'add', target.url, '--events', 'item.*', '--retry-schedule', '1h,1h', '--timeout', '1s', '--json']);
+    const added = await taxprep(['hooks', 'add', target.url, '--insecure-storage', '--events', 'item.*', '--retry-schedule', '1h,1h', '--timeout', '1s', '--json']);
     const hook = JSON.parse(added.stdout) as { id: string; secret: string };
     target.secrets.push(hook.secret);
     expect((await taxprep(['watch', '--once', '--budget', '100/min', '--accounts', clients])).exitCode).toBe(0);

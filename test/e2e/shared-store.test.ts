@@ -47,7 +47,7 @@ async function machine(): Promise<{ home: string; run: (args: string[], env?: Re
   const home = makeHome();
   if (process.env.PGPASSFILE !== undefined) writeFileSync(join(home, '.pgpass'), readFileSync(process.env.PGPASSFILE), { mode: 0o600 });
   const env = { PGPASSFILE: '' };
-  const added = await runCli(['profiles', 'add', 'team', '--base-url', mock.baseUrl, '--api-key-stdin', '--no-verify', '--state-url', store], { home, input: `${BATCH_KEYS.acme}\n`, env });
+  const added = await runCli(['profiles', 'add', 'team', '--insecure-storage', '--base-url', mock.baseUrl, '--api-key-stdin', '--no-verify', '--state-url', store], { home, input: `${BATCH_KEYS.acme}\n`, env });
   expect(added.exitCode).toBe(0);
   return { home, run: (args, extra = {}) => runCli(args, { home, env: { TAXPREP_PROFILE: 'team', ...env, ...extra } }) };
 }

@@ -265,7 +265,7 @@ describe.skipIf(unavailable !== undefined)('state import and export of the hooks
     const a = machine('a', mock.keys.acme, namespace);
     const { TAXPREP_STATE_URL: _url, ...filesOnly } = a.env;
     const onFiles = (args: string[]) => runCli(args, { env: filesOnly, home: a.home });
-    const added = JSON.parse((await onFiles(['hooks', 'add', 'https://crm.example.com/in', '--json'])).stdout) as { id: string; secret: string };
+    const added = JSON.parse((await onFiles(['hooks', 'add', 'https://crm.example.com/in', '--insecure-storage', '--json'])).stdout) as { id: string; secret: string };
     expect((await onFiles(['watch', '--once', '--budget', '100/min', '--accounts', accountsFile(a)])).exitCode).toBe(0);
 
     const dryRun = await runCli(['state', 'import', '--dry-run', '--json'], { env: a.env, home: a.home });

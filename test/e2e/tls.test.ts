@@ -64,7 +64,7 @@ describe('trusted', () => {
 
   it("through the profile's ca_file", async () => {
     const home = makeHome();
-    const added = await runCli(['profiles', 'add', 'firm', '--base-url', httpsBase('good'), '--api-key-stdin', '--ca-file', ca.certPath], { home, input: `${key}\n` });
+    const added = await runCli(['profiles', 'add', 'firm', '--insecure-storage', '--base-url', httpsBase('good'), '--api-key-stdin', '--ca-file', ca.certPath], { home, input: `${key}\n` });
     expect([added.exitCode, added.stderr]).toEqual([0, expect.any(String)]);
     const path = join(home, '.config', 'taxprep', 'profiles.json');
     const { readFileSync } = await import('node:fs');
@@ -188,7 +188,7 @@ describe('webhook deliveries trust the same stores', () => {
     try {
       const home = makeHome();
       const env = { ...withKey(mock.baseUrl).env };
-      const added = await runCli(['hooks', 'add', `https://127.0.0.1:${front.port}/in`, '--json'], { home, env });
+      const added = await runCli(['hooks', 'add', `https://127.0.0.1:${front.port}/in`, '--insecure-storage', '--json'], { home, env });
       expect(added.exitCode, added.stderr).toBe(0);
       const { id } = JSON.parse(added.stdout) as { id: string };
       const refused = await runCli(['hooks', 'test', id], { home, env });
