@@ -202,6 +202,7 @@ complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l default -d 'make i
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l no-verify -d 'store the key without asking the service whether it accepts it (offline use)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l insecure-storage -d 'keep the key in the profile file, in plain text (mode 0600), not in the credential store'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l api-key-command -x -d 'store no key: run this command (no shell) when a key is needed; its stdout is the key'
+complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l ca-file -r -F -d 'also trust this PEM file\'s certificate authorities, kept in the profile (ca_file)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l state-url -x -d 'keep state in this PostgreSQL, shared by the team (no password: PGPASSWORD, ~/.pgpass; docs/team.md)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l state-namespace -x -d 'the namespace of the shared state (default "default")'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/use' -a '(taxprep __complete profiles 2>/dev/null)'

@@ -83,15 +83,19 @@ describe('every duration flag refuses a bare number alike, saying the unit', () 
 
 describe('argv -> options', () => {
   it.each<[string[], add.AddProfileOptions]>([
-    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
-    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
-    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
-    [['profiles', 'add', 'box', '--insecure-storage'], { name: 'box', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: true, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
-    [['profiles', 'add', 'op', '--api-key-command', "op read 'op://Partners/taxprep/key'"], { name: 'op', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: "op read 'op://Partners/taxprep/key'", stateUrl: undefined, stateNamespace: undefined }],
-    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false, insecureStorage: false, apiKeyCommand: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'acme'], { name: 'acme', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, caFile: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'ci', '--api-key-stdin', '--default', '--base-url', 'https://x.example/v1beta/'], { name: 'ci', baseUrl: 'https://x.example/v1beta', apiKeyFromStdin: true, makeDefault: true, verify: true, insecureStorage: false, apiKeyCommand: undefined, caFile: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['--base-url', 'http://localhost:4010/v1beta', 'profiles', 'add', 'local'], { name: 'local', baseUrl: 'http://localhost:4010/v1beta', apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, caFile: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'box', '--insecure-storage'], { name: 'box', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: true, apiKeyCommand: undefined, caFile: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'op', '--api-key-command', "op read 'op://Partners/taxprep/key'"], { name: 'op', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: "op read 'op://Partners/taxprep/key'", caFile: undefined, stateUrl: undefined, stateNamespace: undefined }],
+    [['profiles', 'add', 'offline', '--no-verify'], { name: 'offline', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: false, insecureStorage: false, apiKeyCommand: undefined, caFile: undefined, stateUrl: undefined, stateNamespace: undefined }],
     [
       ['profiles', 'add', 'team', '--state-url', 'postgres://ops@db.example.com/taxprep', '--state-namespace', 'acme'],
-      { name: 'team', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, stateUrl: 'postgres://ops@db.example.com/taxprep', stateNamespace: 'acme' },
+      { name: 'team', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, caFile: undefined, stateUrl: 'postgres://ops@db.example.com/taxprep', stateNamespace: 'acme' },
+    ],
+    [
+      ['profiles', 'add', 'firm', '--ca-file', 'certs/ca.pem'],
+      { name: 'firm', baseUrl: undefined, apiKeyFromStdin: false, makeDefault: false, verify: true, insecureStorage: false, apiKeyCommand: undefined, caFile: `${process.cwd()}/certs/ca.pem`, stateUrl: undefined, stateNamespace: undefined },
     ],
   ])('profiles add %j', async (argv, expected) => {
     const { raw, module } = await parse(argv);

@@ -68,11 +68,19 @@ describe('trusted', () => {
     expect([added.exitCode, added.stderr]).toEqual([0, expect.any(String)]);
     const path = join(home, '.config', 'taxprep', 'profiles.json');
     const { readFileSync } = await import('node:fs');
-    const stored = JSON.parse(readFileSync(path, 'utf8'));
-    stored.profiles.firm.ca_file = ca.certPath;
-    writeFileSync(path, JSON.stringify(stored));
+    // profiles add keeps the --ca-file it was given (its absolute path) in the profile.
+    expect(JSON.parse(readFileSync(path, 'utf8')).profiles.firm.ca_file).toBe(ca.certPath);
     const result = await runCli(['accounts', 'get', '1001', '--json', 'id'], { home });
     expect([result.exitCode, result.stderr]).toEqual([0, '']);
+  });
+
+  it('profiles add refuses a --ca-file that is not a PEM file, storing nothing (exit 2)', async () => {
+    const home = makeHome();
+    const added = await runCli(['profiles', 'add', 'firm', '--insecure-storage', '--base-url', httpsBase('good'), '--api-key-stdin', '--no-verify', '--ca-file', '/etc/hostname'], { home, input: `${key}\n` });
+    expect(added.exitCode).toBe(2);
+    expect(added.stderr).toContain('the CA file /etc/hostname (--ca-file)');
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(home, '.config', 'taxprep', 'profiles.json'))).toBe(false);
   });
 
   it('through NODE_EXTRA_CA_CERTS', async () => {

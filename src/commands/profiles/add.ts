@@ -5,6 +5,8 @@ import { CredentialStoreUnavailable, profileKeyAccount } from '../../config/cred
 import { runKeyCommand, splitCommandLine } from '../../config/keyCommand';
 import { readProfileKey } from '../../config/profileKey';
 import { checkStateUrlFlag } from '../../state/urlFlag';
+import { readCaFile } from '../../config/caFile';
+import { resolve as resolvePath } from 'node:path';
 import { CliError, NetworkError, NotTheApiError, UsageError, type ExitCode } from '../../errors';
 import { notTheApiWith } from '../../api/errors';
 import { BASE_PATH } from '../../contract/version';
@@ -24,6 +26,8 @@ export interface AddProfileOptions {
   insecureStorage: boolean;
   /** `--api-key-command`: the key is this command's standard output, read when needed. */
   apiKeyCommand: string | undefined;
+  /** The program's `--ca-file`, kept as the profile's `ca_file` (absolute). */
+  caFile: string | undefined;
   /** `--state-url`, `--state-namespace`: the team's shared store (docs/team.md). */
   stateUrl: string | undefined;
   stateNamespace: string | undefined;
@@ -38,6 +42,7 @@ export function parseOptions(raw: RawInvocation): AddProfileOptions {
     makeDefault: raw.flags.default === true,
     verify: raw.flags.verify !== false,
     ...keyStorageFlags(raw),
+    caFile: typeof raw.flags.caFile === 'string' ? resolvePath(raw.flags.caFile) : undefined,
     stateUrl: typeof raw.flags.stateUrl === 'string' ? checkStateUrlFlag(raw.flags.stateUrl, '--state-url') : undefined,
     stateNamespace: typeof raw.flags.stateNamespace === 'string' ? checkStateNamespace(raw.flags.stateNamespace, '--state-namespace') : undefined,
   };
@@ -58,6 +63,8 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   const store = await ctx.profiles();
   const existing = store.get(options.name);
   const baseUrl = options.baseUrl ?? existing?.baseUrl ?? DEFAULT_BASE_URL;
+  // A CA file that is not one is refused before the key is read or anything is stored.
+  if (options.caFile !== undefined) readCaFile(options.caFile, '--ca-file');
   const apiKey = checkNewApiKey(options.apiKeyCommand === undefined ? await readKey(ctx, options) : await runKeyCommand(options.name, options.apiKeyCommand, ctx.env));
   const oldKey = existing === undefined ? undefined : await existingKey(ctx, existing);
   if (options.verify) await verifyKey(ctx, options.name, baseUrl, apiKey, oldKey);
@@ -66,6 +73,7 @@ export async function run(ctx: Context, options: AddProfileOptions): Promise<num
   // Replacing the key or address keeps the profile's other settings (max_response_size, query_parameters).
   const { apiKey: _old, apiKeyCommand: _oldCommand, ...settings } = existing ?? {};
   const profile: Profile = { ...settings, name: options.name, baseUrl, keyStorage };
+  if (options.caFile !== undefined) profile.caFile = options.caFile;
   if (options.stateUrl !== undefined) profile.stateUrl = options.stateUrl;
   if (options.stateNamespace !== undefined) profile.stateNamespace = options.stateNamespace;
   if (keyStorage === 'file') profile.apiKey = apiKey;

@@ -18,6 +18,7 @@ export const profiles: CommandSpec = {
         { flag: '--no-verify', help: 'store the key without asking the service whether it accepts it (offline use)' },
         { flag: '--insecure-storage', help: 'keep the key in the profile file, in plain text (mode 0600), not in the credential store' },
         { flag: '--api-key-command <command>', help: "store no key: run this command (no shell) when a key is needed; its stdout is the key" },
+        { flag: '--ca-file <path>', help: "also trust this PEM file's certificate authorities, kept in the profile (ca_file)", complete: 'files' },
         { flag: '--state-url <url>', help: 'keep state in this PostgreSQL, shared by the team (no password: PGPASSWORD, ~/.pgpass; docs/team.md)' },
         { flag: '--state-namespace <name>', help: 'the namespace of the shared state (default "default")' },
       ],
@@ -28,6 +29,7 @@ export const profiles: CommandSpec = {
         "taxprep profiles add acme --api-key-command 'op read op://Partners/taxprep/key'",
         "taxprep profiles add acme --api-key-command 'pass show taxprep/acme'",
         'taxprep profiles add box --insecure-storage  # no credential store here (a server)',
+        'taxprep profiles add firm --ca-file /etc/firm/inspection-ca.pem',
       ],
       notes:
         'The key is never accepted as a flag: flags end up in shell history and process lists.\n' +
@@ -38,7 +40,9 @@ export const profiles: CommandSpec = {
         'Windows Credential Manager); the profile file only says so. Where no store answers, nothing is\n' +
         'stored (exit 2): choose --insecure-storage or --api-key-command. The command is split into words\n' +
         'as a shell would, but run without one; it runs at most once per taxprep run, within 30s\n' +
-        '(TAXPREP_API_KEY_COMMAND_TIMEOUT), and its failure, empty output or hang exits 3. See docs/secrets.md.',
+        '(TAXPREP_API_KEY_COMMAND_TIMEOUT), and its failure, empty output or hang exits 3. See docs/secrets.md.\n' +
+        '--ca-file is kept in the profile (ca_file, its absolute path): every command of the profile then\n' +
+        "trusts that file's certificate authorities too (docs/tls.md).",
       exitCodes: [
         ...SERVICE_WITH_KEY.filter((name) => name !== 'AUTH'),
         ['AUTH', 'the service refused the key, or the --api-key-command failed, printed nothing or hung'],
