@@ -64,20 +64,9 @@ function rows(entries: Array<[term: string, text: string]>): string {
   return entries.map(([term, text]) => `  ${term.padEnd(termWidth)}  ${text}`.trimEnd()).join('\n');
 }
 
-/**
- * A description short enough for one line of a command list: the whole of it when it fits,
- * otherwise its longest lead before a `:`, `;`, `(` or `,` that fits (wrapped if none does).
- */
-function summary(description: string, room: number): string {
-  if (description.length <= room) return description;
-  const leads = [...description.matchAll(/[:;,]\s|\s\(/g)].map((match) => description.slice(0, match.index).trimEnd());
-  return leads.filter((lead) => lead.length <= room && lead.length > 0).at(-1) ?? description;
-}
-
-function commandRows(specs: CommandSpec[], width: number): string {
-  const nameWidth = Math.max(...specs.map((sub) => sub.name.length)) + 1;
-  const room = width - 2 - nameWidth - 2;
-  return rows(specs.map((sub) => [`${sub.name}:`, summary(sub.description, room)]));
+/** A command per row with its whole description: a long one wraps under itself, never cut. */
+function commandRows(specs: CommandSpec[]): string {
+  return rows(specs.map((sub) => [`${sub.name}:`, sub.description]));
 }
 
 function flagRows(flags: readonly FlagSpec[]): string {
@@ -161,7 +150,7 @@ function rootSections(spec: CommandSpec, width: number): Array<Section | undefin
   return [
     [undefined, spec.description],
     ['USAGE', `  ${spec.name} <command> [subcommand] [flags]`],
-    core.length > 0 ? ['CORE COMMANDS', commandRows(core, width)] : undefined,
+    core.length > 0 ? ['CORE COMMANDS', commandRows(core)] : undefined,
     additional.length > 0 ? ['ADDITIONAL COMMANDS', `  ${additional.map((sub) => sub.name).join(', ')}`] : undefined,
     ['FLAGS (every command takes them, and the settings in taxprep help flags)', `  ${flags.join(', ')}`],
     examplesOf(spec, width),
@@ -203,7 +192,7 @@ function commandSections(command: Command, spec: CommandSpec, rootSpec: CommandS
   return [
     [undefined, spec.description],
     ['USAGE', usage.map((line) => `  ${line}`).join('\n')],
-    commands.length > 0 ? ['COMMANDS', commandRows(commands, width)] : undefined,
+    commands.length > 0 ? ['COMMANDS', commandRows(commands)] : undefined,
     argumentRows.length > 0 ? ['ARGUMENTS', rows(argumentRows)] : undefined,
     spec.flags?.length ? ['FLAGS', flagRows(spec.flags)] : undefined,
     // One line, as gh does: the program's flags are the same in every command (`taxprep help flags`).

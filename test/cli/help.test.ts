@@ -59,6 +59,22 @@ describe('help like the GitHub CLI', () => {
     },
   );
 
+  it('`hooks --help` at 80 columns shows each command\'s whole description, wrapped under itself, never cut', async () => {
+    const { code, stdout } = await help(['hooks', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ {2}list: +List this profile's hooks: state, pending and failed\n {18}deliveries \(secrets and headers redacted\)$/m);
+  });
+
+  it.each(walk(program).filter(({ spec }) => (spec.subcommands ?? []).some((sub) => !sub.hidden)).map(({ path, spec }) => [path.join(' ') || 'taxprep', path, spec] as const))(
+    '`%s --help` lists every command with its whole description',
+    async (_name, path, spec) => {
+      const { stdout } = await help([...path, '--help']);
+      const joined = stdout.replace(/\n +/g, ' ');
+      const listed = path.length === 0 ? (spec.subcommands ?? []).filter((sub) => sub.group === 'core') : (spec.subcommands ?? []).filter((sub) => !sub.hidden);
+      for (const sub of listed) expect(joined, sub.name).toContain(sub.description);
+    },
+  );
+
   it('marks required flags in the usage line and beside the flag', async () => {
     const { stdout } = await help(['docs', 'upload', '--help']);
     expect(stdout).toContain('\n  taxprep docs upload <account-id> <file...> --tax-year <year> [flags]\n');

@@ -1,5 +1,5 @@
 import { readOutbox } from '../../batch/ledgers/outbox';
-import { createOutput, freeText } from '../../output';
+import { createOutput, freeText, wrapped } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
 import { hookView, scopedHooks } from './view';
@@ -28,7 +28,8 @@ export async function run(ctx: Context): Promise<number> {
     await out.note('No hooks for this profile yet. Add one with: taxprep hooks add <url>');
   } else {
     await out.table(
-      ['id', freeText('target', { min: 20 }), freeText('events'), 'state', 'pending', 'failed'],
+      // A URL is copied, so it is wrapped whole, never cut; on a narrow terminal the counts give it room.
+      ['id', wrapped('target', { min: 26 }), freeText('events'), 'state', { title: 'pending', drop: 1 }, { title: 'failed', drop: 2 }],
       views.map((view) => [view.id, view.url ?? `exec: ${view.exec}`, view.events.join(','), view.enabled ? 'enabled' : `disabled: ${view.disabled_reason ?? 'by hooks disable'}`, String(view.pending), String(view.failed)]),
     );
   }

@@ -74,7 +74,7 @@ export const ledger: CommandSpec = {
 export const loginLink: CommandSpec = {
   name: 'login-link',
   group: 'core',
-  description: 'Generate login links for clients: one, many, or a file of them; renew them from cron',
+  description: "Generate and renew clients' login links, one or a file of them",
   arguments: [{ name: '[account-id...]', help: 'account identifiers (or --from)' }],
   flags: [
     { flag: '--from <file>', help: FROM_HELP, complete: 'files' },

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { makeHome, runMain } from '../helpers/cli';
+
+/**
+ * Outputs that were cut or broken on a terminal of 80 columns (issue 32, item 6), each at 60, 80
+ * and 120 columns: no line wider than the terminal, and what a user copies (a URL, an id, a
+ * timestamp) there whole, as one word once a wrapped cell's lines are read in order.
+ */
+const WIDTHS = [60, 80, 120];
+
+function expectFits(text: string, columns: number): void {
+  for (const line of text.trimEnd().split('\n')) expect([...line].length, line).toBeLessThanOrEqual(columns);
+}
+
+describe('hooks list', () => {
+  const home = makeHome();
+  const env = { TAXPREP_BASE_URL: 'http://127.0.0.1:9/v1beta', TAXPREP_API_KEY: 'tpk_cutAtWidthTestKey000000000001' };
+  const url = 'http://127.0.0.1:8765/hooks/taxprep-receiver';
+
+  it.each(WIDTHS)('at %i columns keeps the receiver URL whole, wrapped in its cell, never cut', async (columns) => {
+    if (columns === WIDTHS[0]) expect((await runMain(['hooks', 'add', url], { env, home })).exitCode).toBe(0);
+    const { exitCode, stdout } = await runMain(['hooks', 'list'], { env: { ...env, TAXPREP_FORCE_TTY: String(columns) }, home });
+    expect(exitCode).toBe(0);
+    expectFits(stdout, columns);
+    expect(stdout).not.toContain('…');
+    // The TARGET column's lines, read in order, spell the URL.
+    const lines = stdout.split('\n');
+    const start = lines[0]!.indexOf('TARGET');
+    const cell = lines.slice(1).map((line) => line.slice(start).split(/\s{2,}/)[0]!.trim()).filter((piece) => piece.length > 0 && !piece.startsWith('('));
+    expect(cell.join('')).toContain(url);
+  });
+});
