@@ -18,7 +18,7 @@ describe('hooks list', () => {
   const url = 'http://127.0.0.1:8765/hooks/taxprep-receiver';
 
   it.each(WIDTHS)('at %i columns keeps the receiver URL whole, wrapped in its cell, never cut', async (columns) => {
-    if (columns === WIDTHS[0]) expect((await runMain(['hooks', 'add', url], { env, home })).exitCode).toBe(0);
+    if (columns === WIDTHS[0]) expect((await runMain(['hooks', 'add', url, '--insecure-storage'], { env, home })).exitCode).toBe(0);
     const { exitCode, stdout } = await runMain(['hooks', 'list'], { env: { ...env, TAXPREP_FORCE_TTY: String(columns) }, home });
     expect(exitCode).toBe(0);
     expectFits(stdout, columns);
