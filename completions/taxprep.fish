@@ -195,7 +195,7 @@ complete -c taxprep -n '__taxprep_at taxprep/profiles' -a list -d 'List profiles
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a use -d 'Make a profile the default'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a show -d 'Show a profile (the default one when no name is given)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles' -a secure -d 'Move a profile\'s key and its hooks\' secrets from the files into the credential store'
-complete -c taxprep -n '__taxprep_at taxprep/profiles' -a remove -d 'Remove a profile and its stored key (in the file or the credential store)'
+complete -c taxprep -n '__taxprep_at taxprep/profiles' -a remove -d 'Remove a profile, its stored key and its webhooks (with their secrets)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l base-url -x -d 'service address including /v1beta (default: the local mock, http://127.0.0.1:4010/v1beta)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l api-key-stdin -d 'read the key from stdin (the default when stdin is not a terminal)'
 complete -c taxprep -n '__taxprep_at taxprep/profiles/add' -l default -d 'make it the default profile (the first profile always is)'

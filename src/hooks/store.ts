@@ -104,6 +104,22 @@ export async function withStoredSecrets(hooks: Hook[], credentials: CredentialSt
   return hooks;
 }
 
+/**
+ * Deletes the credential store's entry of a hook that is gone from the hooks file (gone first: an
+ * entry left behind refers to nothing). A store that cannot be reached now is not an error: the
+ * warning returned names the entry to remove by hand.
+ */
+export async function forgetStoredSecrets(hook: Hook, credentials: CredentialStore): Promise<string | undefined> {
+  if (hook.secrets_in === undefined) return undefined;
+  try {
+    await credentials.delete(hookSecretsAccount(hook));
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof CredentialStoreUnavailable)) throw error;
+    return `warning: the secret of hook ${hook.id} stays in the ${error.storeLabel} (${error.reason}): remove the entry of service "taxprep", user "${hookSecretsAccount(hook)}" there.`;
+  }
+}
+
 /** The secrets of a hook read with `withStoredSecrets` (or kept in the file). */
 export function secretsOf(hook: Hook): HookSecret[] {
   if (hook.secrets === undefined) throw new Error(`the secrets of hook ${hook.id} were not read from the credential store`);

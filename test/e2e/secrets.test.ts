@@ -83,6 +83,23 @@ describe.skipIf(!storeAnswers)(`the credential store (Secret Service)${storeAnsw
     expect(lookup(`acme@${mock.baseUrl}`)).toBe('');
   });
 
+  it("profiles remove takes the profile's webhooks and their secrets with it, and leaves another profile's", async () => {
+    const home = makeHome();
+    for (const name of ['acme', 'other']) {
+      expect((await runCli(['profiles', 'add', name, '--base-url', mock.baseUrl, '--api-key-stdin'], { home, env: env(), input: `${key}\n` })).exitCode).toBe(0);
+    }
+    const hookOf = async (profile: string) => (JSON.parse((await runCli(['--profile', profile, 'hooks', 'add', 'https://crm.example.com/in', '--json'], { home, env: env() })).stdout) as { id: string }).id;
+    const [mine, theirs] = [await hookOf('acme'), await hookOf('other')];
+    expect(lookup(`hook:${mine}@acme@${mock.baseUrl}`)).not.toBe('');
+
+    const removed = await runCli(['profiles', 'remove', 'acme'], { home, env: env() });
+    expect([removed.exitCode, removed.stderr]).toEqual([0, `Removed profile "acme" and its key and its webhook (${mine}) with their secrets.\nThere is no default profile now; choose one with: taxprep profiles use <name>\n`]);
+    const hooks = JSON.parse(readFileSync(join(home, '.config', 'taxprep', 'hooks.json'), 'utf8')).hooks as Array<{ id: string }>;
+    expect(hooks.map((hook) => hook.id)).toEqual([theirs]);
+    expect(lookup(`hook:${mine}@acme@${mock.baseUrl}`)).toBe('');
+    expect(lookup(`hook:${theirs}@other@${mock.baseUrl}`)).not.toBe('');
+  });
+
   it('profiles secure moves a plain-text key: killed after each step, the key is in the file or the store, and a rerun finishes', async () => {
     for (const point of ['secure.after-store', 'secure.after-verify', 'secure.after-file']) {
       const home = makeHome();

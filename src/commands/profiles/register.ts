@@ -88,7 +88,7 @@ export const profiles: CommandSpec = {
     },
     {
       name: 'remove',
-      description: 'Remove a profile and its stored key (in the file or the credential store)',
+      description: 'Remove a profile, its stored key and its webhooks (with their secrets)',
       arguments: [NAME],
       examples: ['taxprep profiles remove old-staging'],
       exitCodes: [],

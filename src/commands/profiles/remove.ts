@@ -2,6 +2,7 @@ import type { Context, Profile } from '../../types';
 import { createOutput } from '../../output';
 import { CredentialStoreUnavailable, profileKeyAccount } from '../../config/credentialStore';
 import type { RawInvocation } from '../types';
+import { defaultHooksPath, forgetStoredSecrets, readHooks, updateHooks, type Hook } from '../../hooks/store';
 import { existingProfile, keyLocation, parseNameArgument, profileView } from './view';
 
 export interface RemoveProfileOptions {
@@ -19,14 +20,38 @@ export async function run(ctx: Context, options: RemoveProfileOptions): Promise<
   await store.remove(profile.name);
   const out = createOutput(ctx);
   const leftInStore = profile.keyStorage === 'credential-store' ? await forgetStoredKey(ctx, profile) : undefined;
+  const hooks = await removeProfileHooks(ctx, profile);
+  const warnings = [leftInStore, ...hooks.warnings].filter((warning) => warning !== undefined);
   if (ctx.globals.json) {
-    await out.json({ removed: profileView(profile, wasDefault ? profile.name : undefined, keyLocation(ctx, store, profile)) });
+    await out.json({ removed: profileView(profile, wasDefault ? profile.name : undefined, keyLocation(ctx, store, profile)), removed_hooks: hooks.ids });
+    for (const warning of warnings) await out.note(warning);
   } else {
-    await out.note(`Removed profile "${profile.name}" and its key.`);
-    if (leftInStore !== undefined) await out.note(leftInStore);
+    const ids = hooks.ids.join(', ');
+    await out.note(`Removed profile "${profile.name}" and its key${hooks.ids.length === 0 ? '' : ` and its webhook${hooks.ids.length === 1 ? '' : 's'} (${ids}) with their secrets`}.`);
+    for (const warning of warnings) await out.note(warning);
     if (wasDefault) await out.note('There is no default profile now; choose one with: taxprep profiles use <name>');
   }
   return 0;
+}
+
+/**
+ * The profile's webhooks go with it (no run can reach them without it: their scope is the profile
+ * and its base URL), and their secrets in the credential store with them, after the hooks file no
+ * longer names them. Hooks of a shared store belong to the team, not to a profile: untouched.
+ */
+async function removeProfileHooks(ctx: Context, profile: Profile): Promise<{ ids: string[]; warnings: Array<string | undefined> }> {
+  const path = defaultHooksPath(ctx.env);
+  const ofProfile = (hook: Hook) => hook.profile === profile.name && hook.base_url === profile.baseUrl;
+  if (!(await readHooks(path)).some(ofProfile)) return { ids: [], warnings: [] };
+  const removed = await updateHooks(path, ctx.clock, (hooks) => {
+    const gone = hooks.filter(ofProfile);
+    hooks.splice(0, hooks.length, ...hooks.filter((hook) => !ofProfile(hook)));
+    return gone;
+  });
+  const credentials = ctx.credentials();
+  const warnings = [];
+  for (const hook of removed) warnings.push(await forgetStoredSecrets(hook, credentials));
+  return { ids: removed.map((hook) => hook.id), warnings };
 }
 
 /**
