@@ -13,6 +13,11 @@
 // and, as assets, every module the bundle loads apart, each bundled with its own dependencies, and
 // jq-wasm's jq.wasm.
 // .ci/release-check tests each artefact as a user would.
+// A step that fails says so in one line on stderr (what, and why: no stack trace), and the release
+// goes on with what does not need it: without the pinned Node (not fetched, or not the pinned
+// file), release/ still gets the npm tarball and the addon, but neither the executable nor the
+// .deb that holds it. SHA256SUMS then lists exactly the files built, a last line names those
+// missing, and the exit code is 1. Exit 2: not on linux-x64.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -23,11 +28,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { buildOptions, checkAscii, mockBuildOptions } from './build.js';
-import { assertSupported, PINNED_NODE, pinnedNodePath } from './pinnedNode.js';
+import { commandFailure } from './commandFailure.js';
+import { assertSupported, PINNED_NODE, PinnedNodeUnavailable, pinnedNodePath } from './pinnedNode.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
-const { version, description } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const { name, version, description } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const out = join(root, 'release');
 const node = process.execPath;
 
@@ -71,13 +77,12 @@ const inlineCliBundle = {
   },
 };
 
-/** Runs a command, its output shown only when it fails. */
+/** Runs a command; when it fails, an error naming it and the first line of its complaint (run it alone for the rest). */
 function run(command, args, options = {}) {
   try {
     return execFileSync(command, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
   } catch (error) {
-    process.stderr.write(`${command} ${args.join(' ')} failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
-    throw error;
+    throw new Error(`${command} ${args.join(' ')} failed: ${commandFailure(error)}`);
   }
 }
 
@@ -105,6 +110,9 @@ async function bundle(options, outfile) {
 
 /** Builds the single executable at `executable` from dist/ (built), using `work` for what goes into it. */
 export async function singleExecutable(work, executable) {
+  // First, as the step most likely to fail (a registry out of reach): nothing is bundled for nothing.
+  assertSupported(PINNED_NODE);
+  const pinnedNode = pinnedNodePath();
   const missing = [...buildOptions.external, './mock/server.cjs'].filter((name) => name !== NATIVE_APART && !(name in MODULES_APART));
   if (missing.length > 0) throw new Error(`bin/release.js: no asset for ${missing.join(', ')}, which dist/cli.cjs loads apart`);
   const assets = { 'jq.wasm': require.resolve('jq-wasm/jq.wasm', { paths: [root] }) };
@@ -116,8 +124,6 @@ export async function singleExecutable(work, executable) {
       return bundle(options, assets[name]);
     }),
   );
-  assertSupported(PINNED_NODE);
-  const pinnedNode = pinnedNodePath();
   // Node's release binary carries its symbol table and debug information, of no use to a user:
   // stripped before the blob goes in (stripping after would drop it).
   const base = join(work, 'node');
@@ -201,25 +207,52 @@ function checksums(files) {
   writeFileSync(join(out, 'SHA256SUMS'), lines.join(''));
 }
 
-/** Everything in release/, afresh. */
+/** One line for a failed step: what failed and why, with what to do when known; never a stack trace. */
+function failureLine(error) {
+  if (error instanceof PinnedNodeUnavailable) return `${error.message}; ${error.remedy}`;
+  return String(error instanceof Error ? error.message : error).split('\n').filter((line) => line.trim() !== '').join(' ');
+}
+
+/** Everything in release/ that can be built, afresh; SHA256SUMS lists the files present. Returns the files missing. */
 async function release() {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out);
+  const tarball = `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`;
+  const executable = `taxprep-${version}-linux-x64`;
+  const deb = `taxprep_${version}_amd64.deb`;
+  const missing = [];
+  /**
+   * Runs one step: when it fails, says why in one line, and `files` (its own and those that need
+   * it) are missing, removed if the step left a part of one.
+   */
+  const step = async (files, action) => {
+    try {
+      await action();
+      return true;
+    } catch (error) {
+      process.stderr.write(`release: ${failureLine(error)}\n`);
+      for (const file of files) rmSync(join(out, file), { force: true });
+      missing.push(...files);
+      return false;
+    }
+  };
   const work = mkdtempSync(join(tmpdir(), 'taxprep-release-'));
   try {
-    run(node, ['bin/build.js', '--release']);
-    // Packed from the build above: `prepare` would build again, with another build date.
-    const tarball = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]))[0].filename;
-    const executable = `taxprep-${version}-linux-x64`;
-    await singleExecutable(work, join(out, executable));
-    copyFileSync(keyringAddon(), join(out, KEYRING_ADDON.beside));
-    const deb = `taxprep_${version}_amd64.deb`;
-    debianPackage(work, join(out, executable), join(out, deb));
-    checksums([tarball, executable, KEYRING_ADDON.beside, deb]);
-    for (const file of [tarball, executable, KEYRING_ADDON.beside, deb, 'SHA256SUMS']) process.stdout.write(`release/${file}  ${(statSync(join(out, file)).size / 1e6).toFixed(1)} MB\n`);
+    if (await step([tarball, executable, deb], () => run(node, ['bin/build.js', '--release']))) {
+      // Packed from the build above: `prepare` would build again, with another build date.
+      await step([tarball], () => run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]));
+      if (await step([executable, deb], () => singleExecutable(work, join(out, executable)))) {
+        await step([deb], () => debianPackage(work, join(out, executable), join(out, deb)));
+      }
+    }
+    await step([KEYRING_ADDON.beside], () => copyFileSync(keyringAddon(), join(out, KEYRING_ADDON.beside)));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+  const present = readdirSync(out).sort();
+  checksums(present);
+  for (const file of [...present, 'SHA256SUMS']) process.stdout.write(`release/${file}  ${(statSync(join(out, file)).size / 1e6).toFixed(1)} MB\n`);
+  return missing;
 }
 
 // Run, not imported (bench/startup.bench.js imports singleExecutable).
@@ -228,6 +261,16 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.stderr.write(`npm run release builds for linux-x64 from this Node's binary; this is ${process.platform}-${process.arch}.\n`);
     process.exitCode = 2;
   } else {
-    await release();
+    try {
+      const missing = await release();
+      if (missing.length > 0) {
+        const named = missing.map((file) => (file.endsWith('.deb') && missing.some((other) => other.endsWith('-linux-x64')) ? `${file} (it holds the executable)` : file));
+        process.stderr.write(`release: incomplete, not built: ${named.join(', ')}; release/SHA256SUMS lists only the files built\n`);
+        process.exitCode = 1;
+      }
+    } catch (error) {
+      process.stderr.write(`release: ${failureLine(error)}\n`);
+      process.exitCode = 1;
+    }
   }
 }
