@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/errors';
 import { makeHome, runMain } from '../helpers/cli';
+import { startMock, type RunningMock } from '../helpers/mock';
 
 /**
  * Outputs that were cut or broken on a terminal of 80 columns (issue 32, item 6), each at 60, 80
@@ -11,6 +13,29 @@ const WIDTHS = [60, 80, 120];
 function expectFits(text: string, columns: number): void {
   for (const line of text.trimEnd().split('\n')) expect([...line].length, line).toBeLessThanOrEqual(columns);
 }
+
+/** Wrapped text read back as one line: its lines' words joined by single spaces. */
+function unwrapped(text: string): string {
+  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '').join(' ');
+}
+
+let mock: RunningMock;
+beforeAll(async () => {
+  mock = await startMock({ rateLimits: [] });
+});
+afterAll(() => mock.close());
+
+describe('a validation error answered to taxprep api, on a terminal', () => {
+  it.each(WIDTHS)('at %i columns wraps the error body between words, never inside one', async (columns) => {
+    const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys.acme };
+    const { exitCode, stdout, stderr } = await runMain(['api', 'POST', '/accounts', '-f', 'email=x'], { env, tty: true, columns });
+    expect(exitCode).toBe(EXIT.REJECTED);
+    expect(stdout).toBe('');
+    expectFits(stderr, columns);
+    expect(unwrapped(stderr)).toContain('"message": "The request body is invalid: email must be a valid email address; first_name is required; last_name is required."');
+    expect(unwrapped(stderr)).toContain('"first_name": [ "is required" ]');
+  });
+});
 
 describe('hooks list', () => {
   const home = makeHome();
