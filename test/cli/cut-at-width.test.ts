@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors';
 import { makeHome, runMain } from '../helpers/cli';
@@ -14,9 +17,9 @@ function expectFits(text: string, columns: number): void {
   for (const line of text.trimEnd().split('\n')) expect([...line].length, line).toBeLessThanOrEqual(columns);
 }
 
-/** Wrapped text read back as one line: its lines' words joined by single spaces. */
+/** Wrapped text read back as one line: its words joined by single spaces. */
 function unwrapped(text: string): string {
-  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '').join(' ');
+  return text.trim().split(/\s+/).join(' ');
 }
 
 let mock: RunningMock;
@@ -53,5 +56,24 @@ describe('hooks list', () => {
     const start = lines[0]!.indexOf('TARGET');
     const cell = lines.slice(1).map((line) => line.slice(start).split(/\s{2,}/)[0]!.trim()).filter((piece) => piece.length > 0 && !piece.startsWith('('));
     expect(cell.join('')).toContain(url);
+  });
+});
+
+describe('docs sync, a file changed since it was uploaded', () => {
+  it.each(WIDTHS)('at %i columns wraps the conflict between words, under its own text, the path and code whole', async (columns) => {
+    const env = { TAXPREP_BASE_URL: mock.baseUrl, TAXPREP_API_KEY: mock.keys.acme, NO_COLOR: '1' };
+    const home = makeHome();
+    const dir = mkdtempSync(join(tmpdir(), 'taxprep-cut-sync-'));
+    const path = `1001/2025/w2-at-${columns}.pdf`;
+    mkdirSync(join(dir, '1001', '2025'), { recursive: true });
+    writeFileSync(join(dir, path), 'w2');
+    expect((await runMain(['docs', 'sync', dir], { env, home })).exitCode).toBe(0);
+    const document = mock.deps.store.state.documents.find((each) => each.filename === `w2-at-${columns}.pdf`)!.id;
+    writeFileSync(join(dir, path), 'w2, corrected');
+    const { exitCode, stdout } = await runMain(['docs', 'sync', dir], { env, home, tty: true, columns });
+    expect(exitCode).toBe(EXIT.PARTIAL);
+    expectFits(stdout, columns);
+    expect(stdout).toMatch(new RegExp(`^conflict  ${path}  DOCUMENT_CONFLICT  `));
+    expect(unwrapped(stdout)).toBe(`conflict ${path} DOCUMENT_CONFLICT content differs from what was uploaded under this name (document ${document}); pass --upload-changed to upload it`);
   });
 });
