@@ -1,7 +1,7 @@
 import type { Context } from '../types';
 import { CliError, EXIT, InterruptedError } from '../errors';
 import { formatDuration } from '../lib/duration';
-import { createOutput, type Output } from '../output';
+import { createOutput, wrapLastCell, type Output } from '../output';
 import { palette, type Palette } from '../output/colors';
 import { writeText } from '../output/write';
 import { QuotaExhaustedError, RateLimitPacer } from './pacer';
@@ -168,9 +168,16 @@ export async function runBatch<I, O extends OutcomeBase<I>>(ctx: Context, job: B
   return { counts, unsent, exitCode: ((counts as Record<string, number>).failed ?? 0) > 0 ? EXIT.PARTIAL : EXIT.OK };
 }
 
-/** Joins a line's cells: two spaces on a terminal, a tab for `cut`/`awk` otherwise; empty cells are left out. */
+/**
+ * Joins a line's cells: a tab for `cut`/`awk`, or on a terminal two spaces, the last cell (a
+ * reason, an error) wrapped between words under itself, never inside a word by the terminal.
+ * Empty cells are left out.
+ */
 export function cells(values: string[], out: Output): string {
-  return `${values.filter((cell) => cell !== '').join(out.forPeople ? '  ' : '\t')}\n`;
+  const shown = values.filter((cell) => cell !== '');
+  if (!out.forPeople) return `${shown.join('\t')}\n`;
+  const last = shown.length - 1;
+  return `${wrapLastCell(shown.slice(0, last).map((cell) => `${cell}  `).join(''), shown[last] ?? '', out.columns)}\n`;
 }
 
 /** A cell's width on a terminal, without its colour codes (cells hold codes, ids, emails and paths: one column a character). */

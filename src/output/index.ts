@@ -9,7 +9,7 @@ import { wrapMessage, wrapText } from './wrap';
 
 export type { CardSection } from './card';
 export type { Format } from './format';
-export { wrapMessage, wrapText } from './wrap';
+export { wrapLastCell, wrapMessage, wrapText } from './wrap';
 export { dateColumn, fileName, freeText, label, progressColumn, wrapped, type Column } from './table';
 
 /**
@@ -19,6 +19,8 @@ export { dateColumn, fileName, freeText, label, progressColumn, wrapped, type Co
 export interface Output {
   /** Whether the reader of stdout is a person at a terminal (tables, readable dates). */
   readonly forPeople: boolean;
+  /** The width stdout's lines are fitted to when `forPeople`. */
+  readonly columns: number;
   readonly format: Format;
   /**
    * The document; with `--json FIELDS` only those fields of it, or of each item of its `listKey`
@@ -44,6 +46,7 @@ export function createOutput(ctx: Pick<Context, 'io' | 'clock'> & Partial<Pick<C
   const colors = palette(io.stdoutColor);
   const output: Output = {
     forPeople: io.stdoutIsTTY,
+    columns: io.columns,
     format: createFormat({ readable: io.stdoutIsTTY, colors, now: ctx.clock.now() }),
     json: async (value, listKey) =>
       writeText(io.stdout, await document(listKey === undefined ? pickFields(value, fields) : pickItemFields(value, listKey, fields), io.stdoutIsTTY)),

@@ -32,9 +32,19 @@ export function wrapText(text: string, width: number): string {
     .join('\n');
 }
 
-function wrapLine(line: string, width: number): string {
+/**
+ * A line of cells wrapped at word boundaries, its last cell (free text: a reason, an error)
+ * continuing under itself; `lead` is the cells before it with their gaps. When that would leave
+ * the text less than half the line, it continues as `wrapText`'s lines do.
+ */
+export function wrapLastCell(lead: string, last: string, width: number): string {
+  const under = columnsOf(lead);
+  return wrapLine(lead + last, width, under <= width / 2 ? ' '.repeat(under) : undefined);
+}
+
+function wrapLine(line: string, width: number, continuation?: string): string {
   if (columnsOf(line) <= width) return line;
-  const indent = continuationIndent(line, width);
+  const indent = continuation ?? continuationIndent(line, width);
   const lines: string[] = [];
   let current = '';
   // Each word with the spaces after it; the line's own leading spaces stay with the first.

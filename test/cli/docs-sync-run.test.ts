@@ -89,7 +89,9 @@ describe('docs sync prints', () => {
     const [w2, w2of2024] = mock.deps.store.state.documents.map((document) => document.id);
     expect(result.stdout).toBe(
       `skipped   ${A}/2024/w2.pdf                  the account has this name for the year (document ${w2of2024})\n` +
-        `conflict  ${A}/2025/w2.pdf                  DOCUMENT_CONFLICT  content differs from what was uploaded under this name (document ${w2}); pass --upload-changed to upload it\n` +
+        // The conflict wrapped between words to the terminal's 100 columns, under the path.
+        `conflict  ${A}/2025/w2.pdf                  DOCUMENT_CONFLICT  content differs from what was\n` +
+        `          uploaded under this name (document ${w2}); pass --upload-changed to upload it\n` +
         `uploaded  ${A}/2025/a-much-longer-name.pdf  document ${idOf(A, 'a-much-longer-name.pdf')}  4 B\n`,
     );
   });
@@ -140,7 +142,8 @@ describe('docs sync --dry-run prints the plan', () => {
     expect(words.stdout).toBe(
       `skip  ${A}/2025/copy-of-w2.pdf  uploaded before with this content (document ${w2})\n` +
         `upload  ${A}/2025/new.pdf  not on the service\n` +
-        `conflict  ${A}/2025/w2.pdf  content differs from what was uploaded under this name (document ${w2}); pass --upload-changed to upload it\n`,
+        `conflict  ${A}/2025/w2.pdf  content differs from what was uploaded under this name (document ${w2});\n` +
+        `                            pass --upload-changed to upload it\n`,
     );
     expect(words.stderr).toBe('dry run: 1 to upload (4 B), 1 to skip, 1 in conflict; nothing was uploaded\n');
     const json = await sync(['--dry-run'], { globals: ['--json'] });

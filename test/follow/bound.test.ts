@@ -208,7 +208,7 @@ describe('watch on a terminal', () => {
     );
     expect(result.stderr).toContain('Ctrl-C stops it.');
     expect(result.stdout).toMatch(/Changes seen 2026-11-25 08:1\d UTC \(just now\)\n/);
-    expect(result.stdout).toMatch(/project\.progress +3003 +30030 +- +20 +45/);
+    expect(result.stdout).toMatch(/\nproject\.progress\nACCOUNT +PROJECT +WAS +NOW\n3003 +30030 +20 +45\n/);
     expect(result.stdout).not.toMatch(/\(in \d/);
     // The coverage, rewritten in place: every count of the full look is read or not yet, and they add up.
     const coverage = result.stderr.split(/\r\u001b\[2K|\n/).filter((line) => line.startsWith('watch: full look'));

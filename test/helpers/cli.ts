@@ -150,10 +150,10 @@ export const IN_PROCESS = 'TAXPREP_TEST_IN_PROCESS';
  */
 export const inProcess = process.env[IN_PROCESS] === '1';
 
-async function runInProcess(args: string[], env: Record<string, string>, input: string, tty: boolean, clock?: Clock, oneScreen = false): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+async function runInProcess(args: string[], env: Record<string, string>, input: string, tty: boolean, clock?: Clock, oneScreen = false, columns?: number): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const [{ main }, { CapturedStream }, { PassThrough }] = await Promise.all([import('../../src/cli'), import('./context'), import('node:stream')]);
-  const stdout = new CapturedStream({ isTTY: tty });
-  const stderr = oneScreen ? stdout : new CapturedStream({ isTTY: tty });
+  const stdout = new CapturedStream({ isTTY: tty, columns });
+  const stderr = oneScreen ? stdout : new CapturedStream({ isTTY: tty, columns });
   const stdin = Object.assign(new PassThrough(), { isTTY: false });
   stdin.end(input);
   const exitCode = await main(args, { io: { stdout, stderr, stdin }, env, ...(clock === undefined ? {} : { clock }) });
@@ -165,13 +165,13 @@ async function runInProcess(args: string[], env: Record<string, string>, input: 
  * TAXPREP_TEST_IN_PROCESS), its output scanned like runCli's: for a test of a command's output that
  * needs no build and should count in the mutation tests. `tty` dresses stdout and stderr as
  * terminals (kept apart, unlike runCli's, unless `oneScreen`: then both write to one screen, all of
- * it in `stdout`, in the order written); stdin is never one. `clock` replaces the command's clock
- * (its waits, its times), as `main` allows.
+ * it in `stdout`, in the order written); stdin is never one, and `columns` is the terminals' width
+ * (100 when omitted). `clock` replaces the command's clock (its waits, its times), as `main` allows.
  */
-export async function runMain(args: string[], options: RunCliOptions & { clock?: Clock; oneScreen?: boolean } = {}): Promise<CliResult> {
+export async function runMain(args: string[], options: RunCliOptions & { clock?: Clock; oneScreen?: boolean; columns?: number } = {}): Promise<CliResult> {
   registerGiven(options);
   const env = cliEnv(options.home ?? makeHome(), options.env);
-  return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', options.tty === true, options.clock, options.oneScreen), { argv: args });
+  return scanned(`taxprep ${args.join(' ')}`, await runInProcess(args, env, options.input ?? '', options.tty === true, options.clock, options.oneScreen, options.columns), { argv: args });
 }
 
 export interface StartedCli {

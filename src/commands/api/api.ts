@@ -4,8 +4,8 @@ import type { Context } from '../../types';
 import { EXIT, exitCodeForStatus, UsageError } from '../../errors';
 import { NOT_THE_API_MESSAGE } from '../../api/errors';
 import { ErrorBody } from '../../contract/errors';
-import { createOutput } from '../../output';
-import { formatNdjsonLine } from '../../output/json';
+import { createOutput, wrapMessage } from '../../output';
+import { formatJson, formatNdjsonLine } from '../../output/json';
 import { sanitizeText } from '../../output/sanitize';
 import type { RawInvocation } from '../types';
 
@@ -106,7 +106,10 @@ export async function run(ctx: Context, options: ApiOptions): Promise<number> {
   const answer = await api.raw(options.method, options.path, { query: options.query, body });
   const ok = answer.status >= 200 && answer.status < 300;
   if (!ok) {
-    ctx.io.stderr.write(answer.json !== undefined ? formatNdjsonLine(answer.json) : `HTTP ${answer.status}${answer.text ? `: ${sanitizeText(answer.text)}` : ''}\n`);
+    // One line in a pipe, for a program. On a terminal laid out as stdout's JSON is and wrapped at
+    // word boundaries: a line longer than the terminal wraps inside words (`is req` / `uired`).
+    const body = answer.json === undefined ? `HTTP ${answer.status}${answer.text ? `: ${sanitizeText(answer.text)}` : ''}\n` : ctx.io.stderrIsTTY ? formatJson(answer.json, true) : formatNdjsonLine(answer.json);
+    ctx.io.stderr.write(wrapMessage(ctx.io, body));
     const contractError = ErrorBody.safeParse(answer.json);
     if (!contractError.success && answer.status === 404) {
       await createOutput(ctx).note(`${NOT_THE_API_MESSAGE}, or the path`);

@@ -20,7 +20,9 @@ export const api: CommandSpec = {
     'taxprep api POST /accounts/1001/login-link -f expiry_hours=24 -f purpose=support_request',
     `jq -n '{email:"a@example.com",first_name:"A",last_name:"B"}' | taxprep api POST /accounts --input -`,
   ],
-  notes: "The answer's JSON goes to stdout; an error answer goes to stderr and sets the exit code\n(see `taxprep help exit-codes`).",
+  notes:
+    "The answer's JSON goes to stdout; an error answer goes to stderr and sets the exit code\n" +
+    '(see `taxprep help exit-codes`): one line in a pipe, indented and wrapped between words on a terminal.',
   exitCodes: [...SERVICE_WITH_KEY, ['NOT_FOUND', 'the service answered 404'], ['REJECTED', 'the service answered another 4xx than 401, 403, 404 or 429']],
   load: () => import('./api'),
 };
