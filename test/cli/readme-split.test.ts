@@ -20,24 +20,24 @@ const SECTIONS: ReadonlyArray<[before: string, now: string]> = [
   ['From the npm package', 'docs/install.md#from-the-npm-package'],
   ['From a clone, for development', 'docs/install.md#from-a-clone-for-development'],
   ['Contents', 'README.md#where-everything-else-is'],
-  ['Commands', 'docs/getting-started.md#commands'],
-  ['`health`', 'docs/getting-started.md#health'],
-  ['`accounts create` and `accounts get`', 'docs/getting-started.md#accounts-create-and-accounts-get'],
-  ['`login-link` (one link)', 'docs/getting-started.md#login-link-one-link'],
-  ['`docs upload`, `docs list`, `docs get`', 'docs/getting-started.md#docs-upload-docs-list-docs-get'],
-  ['`projects list` and `projects status`', 'docs/getting-started.md#projects-list-and-projects-status'],
-  ['`deliverables list` and `deliverables get`', 'docs/getting-started.md#deliverables-list-and-deliverables-get'],
-  ['`profiles` and `whoami`', 'docs/getting-started.md#profiles-and-whoami'],
-  ['`doctor`: is this profile ready for the service?', 'docs/getting-started.md#doctor-is-this-profile-ready-for-the-service'],
-  ['`api`: any endpoint, with the stored key', 'docs/getting-started.md#api-any-endpoint-with-the-stored-key'],
+  ['Commands', 'docs/tour.md#commands'],
+  ['`health`', 'docs/tour.md#health'],
+  ['`accounts create` and `accounts get`', 'docs/tour.md#accounts-create-and-accounts-get'],
+  ['`login-link` (one link)', 'docs/tour.md#login-link-one-link'],
+  ['`docs upload`, `docs list`, `docs get`', 'docs/tour.md#docs-upload-docs-list-docs-get'],
+  ['`projects list` and `projects status`', 'docs/tour.md#projects-list-and-projects-status'],
+  ['`deliverables list` and `deliverables get`', 'docs/tour.md#deliverables-list-and-deliverables-get'],
+  ['`profiles` and `whoami`', 'docs/tour.md#profiles-and-whoami'],
+  ['`doctor`: is this profile ready for the service?', 'docs/tour.md#doctor-is-this-profile-ready-for-the-service'],
+  ['`api`: any endpoint, with the stored key', 'docs/tour.md#api-any-endpoint-with-the-stored-key'],
   ['`completion`', 'docs/install.md#shell-completion'],
   ['Output', 'docs/scripting.md#output'],
   ['`--json` in a pipeline', 'docs/scripting.md#--json-in-a-pipeline'],
   ['Choosing fields: `--json FIELDS`', 'docs/scripting.md#choosing-fields---json-fields'],
   ['Filtering: `--jq EXPRESSION`', 'docs/scripting.md#filtering---jq-expression'],
-  ['Profiles and settings', 'docs/getting-started.md#profiles-and-settings'],
-  ['Where settings come from', 'docs/getting-started.md#where-settings-come-from'],
-  ['Environment variables', 'docs/getting-started.md#environment-variables'],
+  ['Profiles and settings', 'docs/scripting.md#profiles-and-settings'],
+  ['Where settings come from', 'docs/scripting.md#where-settings-come-from'],
+  ['Environment variables', 'docs/scripting.md#environment-variables'],
   ['Global flags', 'docs/scripting.md#global-flags'],
   ['Exit codes', 'docs/scripting.md#exit-codes'],
   ['The HTTP layer', 'docs/scripting.md#the-http-layer'],
@@ -96,5 +96,11 @@ describe('the README split into docs/', () => {
     // .ci/run and the project's rules rely on exactly these: one that installs (building) and shows the tool working, and the tests.
     expect(readme).toContain('```sh\nnpm install && npm run demo   # installs, builds, then runs every command against the built-in mock\nnpm test                      # the whole test suite (unit, mock and end-to-end)\n```');
     for (const guide of ['getting-started', 'scripting', 'season-workflows', 'cron', 'following', 'mock', 'contract-notes', 'install', 'development']) expect(readme).toContain(`](docs/${guide}.md)`);
+  });
+
+  it('getting started is a page a newcomer finishes: at most 250 lines, leading to the tour and every guide', () => {
+    const page = readFileSync(join(root, 'docs', 'getting-started.md'), 'utf8');
+    expect(page.split('\n').length).toBeLessThanOrEqual(250);
+    for (const guide of ['tour', 'season-workflows', 'cron', 'following', 'webhooks', 'team', 'secrets', 'tls', 'scripting', 'mock', 'contract-notes']) expect(page).toContain(`](${guide}.md)`);
   });
 });

@@ -41,7 +41,7 @@ const documentList: ListSpec<TolerantResponseOf<'listDocuments'>, TolerantItemOf
   ],
 };
 
-/** `--all` reads from `--offset` on, `--limit` documents a request (docs/getting-started.md: "docs list"). */
+/** `--all` reads from `--offset` on, `--limit` documents a request (docs/tour.md: "docs list"). */
 export async function run(ctx: Context, options: ListDocumentsOptions): Promise<void> {
   const out = createOutput(ctx);
   const mode = listMode(ctx.globals.json, options.ndjson);
