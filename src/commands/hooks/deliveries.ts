@@ -4,7 +4,7 @@ import { findHook } from '../../hooks/store';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookIdArgument, parseSince, scopedHooks } from './view';
+import { hookIdArgument, parseSince, placedHooks } from './view';
 
 const STATUSES = ['pending', 'failed', 'delivered', 'all'] as const;
 
@@ -39,7 +39,7 @@ export function deliveryView(delivery: Delivery) {
 
 /** `taxprep hooks deliveries`: the outbox, read without its lock (a running watch keeps writing it). */
 export async function run(ctx: Context, options: DeliveriesOptions): Promise<number> {
-  const { scope, hooks, outboxLines } = await scopedHooks(ctx);
+  const { scope, hooks, outboxLines } = await placedHooks(ctx);
   if (options.hook !== undefined) findHook(hooks, scope, options.hook);
   const sinceMs = options.since === undefined ? undefined : parseSince(options.since, ctx.clock.now());
   const known = new Set(hooks.map((hook) => hook.id));

@@ -3,7 +3,7 @@ import { matchesEvent } from '../../hooks/events';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
-import { hookIdArgument, markDue, parseSince, scopedHooks, whoSends } from './view';
+import { hookIdArgument, markDue, parseSince, placedHooks, whoSends } from './view';
 
 export interface RecoverOptions {
   id: string;
@@ -20,7 +20,7 @@ export function parseOptions(raw: RawInvocation): RecoverOptions {
  * each under its own webhook-id; a running watch takes them and sends them at once.
  */
 export async function run(ctx: Context, options: RecoverOptions): Promise<number> {
-  const place = await scopedHooks(ctx);
+  const place = await placedHooks(ctx);
   const hook = findHook(place.hooks, place.scope, options.id);
   const sinceMs = parseSince(options.since, ctx.clock.now());
   const { count, watch } = await markDue(ctx, place, (outbox) =>

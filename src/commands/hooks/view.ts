@@ -8,11 +8,16 @@ import { hooksPlaceOf, type HooksPlace } from '../../hooks/place';
 import { findHook, inScope, secretsOf, targetOf, withStoredSecrets, type Hook } from '../../hooks/store';
 import type { Context } from '../../types';
 
-/** The hooks of the command's scope (see `hooksPlaceOf`), their secrets read, with where they are kept and the outbox. */
-export async function scopedHooks(ctx: Context): Promise<HooksPlace & { hooks: Hook[] }> {
+/** The hooks of the command's scope (see `hooksPlaceOf`), with where they are kept and the outbox; their secrets not read. */
+export async function placedHooks(ctx: Context): Promise<HooksPlace & { hooks: Hook[] }> {
   const place = await hooksPlaceOf(ctx);
-  const hooks = (await place.store.read()).filter((hook) => inScope(hook, place.scope));
-  return { ...place, hooks: await withStoredSecrets(hooks, ctx.credentials()) };
+  return { ...place, hooks: (await place.store.read()).filter((hook) => inScope(hook, place.scope)) };
+}
+
+/** `placedHooks` with their secrets read: from the credential store where a hook keeps them there. */
+export async function scopedHooks(ctx: Context): Promise<HooksPlace & { hooks: Hook[] }> {
+  const placed = await placedHooks(ctx);
+  return { ...placed, hooks: await withStoredSecrets(placed.hooks, ctx.credentials()) };
 }
 
 /** A hook as every output shows it: headers' values and secrets redacted. */
