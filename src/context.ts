@@ -52,7 +52,7 @@ export function createContext(options: ContextOptions): OwnedContext {
 
   const makeTrust = (caFile: CaFile | undefined): Promise<Trust> => import('./api/trust').then(({ createTrust }) => createTrust({ caFile, env }));
 
-  const makeClient = (resolved: ResolvedSettings, apiKey: string | undefined, retry: boolean, clientTrust: Promise<Trust>, learnedStore?: LearnedStore): Promise<OwnedClient> =>
+  const makeClient = (resolved: ResolvedSettings, apiKey: string | undefined, retry: boolean, clientTrust: Promise<Trust>, learnedStore?: () => Promise<LearnedStore>): Promise<OwnedClient> =>
     Promise.all([import('./api/client'), import('./output/statusLine'), clientTrust]).then(([{ createApiClient }, { createStatusLine }, trusted]) =>
       createApiClient({
         trust: trusted,
@@ -106,11 +106,19 @@ export function createContext(options: ContextOptions): OwnedContext {
       const resolved = await context.settings();
       const { checkApiKey, usableApiKey } = await import('./config/settings');
       if (apiOptions.requireKey !== false) checkApiKey(resolved);
-      client ??= context.learned().then((store) => makeClient(resolved, usableApiKey(resolved), apiOptions.retry !== false, context.trust(), store));
+      client ??= makeClient(resolved, usableApiKey(resolved), apiOptions.retry !== false, context.trust(), context.learned);
       return (await client).api;
     },
     learned: () =>
-      (learned ??= Promise.all([context.settings(), import('./config/learned')]).then(([resolved, { openLearnedStore }]) => openLearnedStore(env, resolved.profileName, resolved.baseUrl))),
+      (learned ??= context.settings().then(async (resolved) => {
+        // A shared store keeps the team's rules; without a state URL the database client is not loaded.
+        if (resolved.state !== undefined) {
+          const [backend, { sharedLearned }] = await Promise.all([context.state(), import('./state/sharedLearned')]);
+          if (backend.shared !== undefined) return sharedLearned(backend.shared);
+        }
+        const { openLearnedStore } = await import('./config/learned');
+        return openLearnedStore(env, resolved.profileName, resolved.baseUrl);
+      })),
     trust: () => (trust ??= context.settings().then((resolved) => makeTrust(resolved.caFile))),
     state: () => (state ??= import('./state/backend').then(({ openStateBackend }) => openStateBackend(context))),
     readSecret: (prompt) => readSecret(io, prompt),

@@ -169,7 +169,7 @@ export interface Context {
   /** The system's credential store; its native binding loads on the first read or write. */
   credentials(): CredentialStore;
   settings(): Promise<ResolvedSettings>;
-  /** What was learned from the service of the resolved settings (profile and base URL): src/config/learned.ts. */
+  /** What was learned from the service of the resolved settings (profile and base URL; with a shared store, its namespace's): src/config/learned.ts. */
   learned(): Promise<LearnedStore>;
   /** The certificate authorities every TLS connection trusts (src/api/trust.ts): made from the settings' CA file, read when first asked. */
   trust(): Promise<Trust>;

@@ -14,7 +14,7 @@ import { LIST_KEYS, misfit, PARSE_WITHOUT_JIT, tolerantReader, type TolerantResp
 import { createTransport, rateLimitWait, type HttpResult, type OutgoingRequest, type Transport } from './http';
 import type { StatusLine } from '../output/statusLine';
 import { DEFAULT_MAX_RETRIES, RETRY_BUDGET_MS } from './retry';
-import type { LearnedStore } from '../config/learned';
+import type { LearnedService, LearnedStore } from '../config/learned';
 import { ruleFromRefusal } from './uploadRules';
 import { formatBytes } from '../output/progress';
 import { findOffsetName } from './queryNames';
@@ -33,6 +33,10 @@ function configurableFilter(name: EndpointName, key: string): string | undefined
   const setting = `${LIST_OF_ENDPOINT[name]}.${key}`;
   return Object.hasOwn(CONFIGURABLE_QUERY_PARAMETERS, setting) ? setting : undefined;
 }
+/** Whether a call's query has a name the settings may rename (only those calls read what was learned). */
+function namesConfigurableFilters(name: EndpointName): boolean {
+  return Object.keys(CONFIGURABLE_QUERY_PARAMETERS).some((setting) => setting.startsWith(`${LIST_OF_ENDPOINT[name]}.`));
+}
 /** Query keys that page rather than filter. */
 const PAGING_KEYS = new Set(['limit', 'offset']);
 
@@ -47,8 +51,11 @@ export interface ApiClientOptions {
   log: (line: string) => void;
   /** Where retry notes go: see src/output/statusLine.ts. */
   retryNotes: StatusLine;
-  /** What was learned of this profile and base URL (upload rules, the offset's name); read and added to. */
-  learned?: LearnedStore;
+  /**
+   * What was learned of this profile and base URL, or of the team's namespace in a shared store
+   * (upload rules, the offset's name); read and added to. Opened only by a call that needs it.
+   */
+  learned?: () => Promise<LearnedStore>;
   /** The certificate authorities https connections trust. */
   trust: Trust;
 }
@@ -101,14 +108,45 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     if (setting === undefined) return key;
     const configured = options.settings.queryParameters[setting] ?? key;
     if (configured !== CONFIGURABLE_QUERY_PARAMETERS[setting as keyof typeof CONFIGURABLE_QUERY_PARAMETERS]) return configured;
-    return options.learned?.read().query_parameters?.[setting]?.value ?? configured;
+    return known.query_parameters?.[setting]?.value ?? configured;
+  }
+
+  /**
+   * What was learned, as far as this client needs it: read before the first request that names a
+   * filter the settings may rename. A store that cannot be read (a shared store down) does not stop
+   * a read: the names set by hand or the contract's are sent, and what guards against a service that
+   * names them differently still holds (rows of another filter value dropped with a warning, a
+   * repeated page found by `--all`).
+   */
+  let known: LearnedService = {};
+  let knownRead = false;
+  async function readKnown(name: EndpointName): Promise<void> {
+    if (knownRead || options.learned === undefined || !namesConfigurableFilters(name)) return;
+    knownRead = true;
+    try {
+      known = await (await options.learned()).read();
+    } catch (error) {
+      warn(`the query parameter names learned from the service could not be read (${error instanceof Error ? error.message : String(error)}); this run sends the names set by hand or the contract's`);
+    }
+  }
+
+  /** Adds to what was learned; a store that cannot take it (a shared store down) costs only the memory of it: `undefined` and why. */
+  async function learn(change: (current: LearnedService) => LearnedService): Promise<{ store: LearnedStore } | { problem: string }> {
+    try {
+      const store = await options.learned!();
+      known = await store.update(change);
+      knownRead = true;
+      return { store };
+    } catch (error) {
+      return { problem: error instanceof Error ? sanitizeLine(error.message) : String(error) };
+    }
   }
 
   /**
    * Remembers the rule an upload refusal names (its details give the limit or the types) for this
    * profile and base URL, and says so after the service's message.
    */
-  function learnFromUploadRefusal(result: HttpResult): string | undefined {
+  async function learnFromUploadRefusal(result: HttpResult): Promise<string | undefined> {
     if (options.learned === undefined || ![400, 413, 415].includes(result.status)) return undefined;
     let body: unknown;
     try {
@@ -120,8 +158,8 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
     if (rule.maxBytes === undefined && rule.types === undefined) return undefined;
     const code = (body as { error?: { code?: unknown } }).error?.code;
     const learned = { learned_at: options.clock.now().toISOString(), from: `HTTP ${result.status}${typeof code === 'string' ? ` ${sanitizeLine(code)}` : ''}` };
-    options.learned.update((known) => ({
-      ...known,
+    const kept = await learn((current) => ({
+      ...current,
       ...(rule.maxBytes === undefined ? {} : { upload_max_bytes: { value: rule.maxBytes, ...learned } }),
       ...(rule.types === undefined ? {} : { upload_types: { value: rule.types, ...learned } }),
     }));
@@ -129,10 +167,12 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       ...(rule.maxBytes === undefined ? [] : [`an upload limit of ${formatBytes(rule.maxBytes)}`]),
       ...(rule.types === undefined ? [] : [`the file types ${rule.types.join(', ')}`]),
     ].join(' and ');
-    return `The service named ${said}: taxprep remembers it for this profile and base URL, refuses a file beyond it before sending, and \`taxprep doctor\` shows it (${options.learned.path}).`;
+    if ('problem' in kept) return `The service named ${said}; taxprep could not remember it (${kept.problem}).`;
+    return `The service named ${said}: taxprep remembers it for ${kept.store.whose}, refuses a file beyond it before sending, and \`taxprep doctor\` shows it (${kept.store.where}).`;
   }
 
   async function send<N extends EndpointName>(name: N, input: CallInput<N>): Promise<{ result: HttpResult; query: Record<string, unknown> }> {
+    await readKnown(name);
     const spec = endpoints[name];
     const params = 'params' in spec ? checkInput(spec.params, input.params, 'path') : {};
     const query = 'query' in spec ? (checkInput(spec.query, input.query ?? {}, 'query') as Record<string, unknown>) : {};
@@ -245,6 +285,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
    * `extra` (a limit, offset names) as given; the items as sent, or why there are none.
    */
   async function askList<N extends EndpointName>(name: N, input: CallInput<N>, key: string, extra: Record<string, string>): Promise<Array<Record<string, unknown>> | string> {
+    await readKnown(name);
     const spec = endpoints[name];
     const query = 'query' in spec ? (checkInput(spec.query, { ...(input.query ?? {}), offset: undefined, limit: undefined }, 'query') as Record<string, unknown>) : {};
     const params = 'params' in spec ? checkInput(spec.params, input.params, 'path') : {};
@@ -262,12 +303,13 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
   }
 
   /** Keeps the offset name found for this profile and base URL, and says so once. */
-  function rememberOffsetName(setting: string, ignored: string, found: string, requests: number): void {
-    options.learned?.update((known) => ({
-      ...known,
-      query_parameters: { ...known.query_parameters, [setting]: { value: found, learned_at: options.clock.now().toISOString(), from: `--all found it after a repeated page (${requests} request${requests === 1 ? '' : 's'})` } },
-    }));
-    const where = options.learned === undefined ? 'for this run' : `for this profile and base URL from now on (${options.learned.path}; \`taxprep doctor\` shows it)`;
+  async function rememberOffsetName(setting: string, ignored: string, found: string, requests: number): Promise<void> {
+    const rule = { value: found, learned_at: options.clock.now().toISOString(), from: `--all found it after a repeated page (${requests} request${requests === 1 ? '' : 's'})` };
+    const change = (current: LearnedService) => ({ ...current, query_parameters: { ...current.query_parameters, [setting]: rule } });
+    known = change(known);
+    const kept = options.learned === undefined ? undefined : await learn(change);
+    const where =
+      kept === undefined ? 'for this run' : 'problem' in kept ? `for this run (it could not be remembered: ${kept.problem})` : `for ${kept.store.whose} from now on (${kept.store.where}; \`taxprep doctor\` shows it)`;
     options.log(`note: the service ignores the query parameter "${ignored}" and honours "${found}" as the offset of ${LIST_OF_ENDPOINT.listDeliverables}; taxprep uses "${found}" ${where}`);
   }
 
@@ -309,7 +351,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
       };
       const request: OutgoingRequest = { method: 'POST', url, authenticated: true, body: { stream }, signal: uploadOptions.signal };
       const result = await transport.send(request);
-      const learnedNote = learnFromUploadRefusal(result);
+      const learnedNote = await learnFromUploadRefusal(result);
       try {
         return readAnswer('uploadDocument', result);
       } catch (error) {
@@ -352,7 +394,7 @@ export function createApiClient(options: ApiClientOptions): { api: ApiClient; cl
           const baseline = Number(query.offset ?? 0) === 0 ? (firstItems as Array<Record<string, unknown>>) : [];
           const finding = await findOffsetName((extra) => askList(name, input, key, extra), parameter, baseline);
           if ('problem' in finding) throw repeatedPage(key, offset, parameter, offsetSetting, `${finding.problem} (${finding.requests} request${finding.requests === 1 ? '' : 's'} spent looking)`);
-          rememberOffsetName(offsetSetting, parameter, finding.found, finding.requests);
+          await rememberOffsetName(offsetSetting, parameter, finding.found, finding.requests);
           pageNumber -= 1;
           continue;
         }

@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { UsageError } from '../errors';
 import { appDirectory } from '../lib/paths';
 
@@ -9,7 +9,8 @@ type Env = Record<string, string | undefined>;
  * What taxprep learned from a service about the rules the contract leaves "not shown", per profile
  * and base URL: an upload limit or a list of file types the service named in its own refusal, the
  * name of the deliverable list's offset that `--all` found. Kept in `learned.json` beside the
- * profile file, so that the next run knows it too (and `doctor` shows it). A hand setting in the
+ * profile file, so that the next run knows it too (and `doctor` shows it); with a shared state store,
+ * in the store, for the team's namespace and base URL (src/state/sharedLearned.ts). A hand setting in the
  * profile wins over anything learned; nothing here is a guess: each rule is the service's own word.
  * The file names hosts and what they refused, nothing secret, but it is the user's alone (0600).
  */
@@ -38,11 +39,19 @@ interface StoredServices {
 }
 
 export interface LearnedStore {
-  readonly path: string;
-  /** What is known of this profile and base URL. */
-  read(): LearnedService;
-  /** Changes what is known of this profile and base URL, and writes the file at once. */
-  update(change: (current: LearnedService) => LearnedService): void;
+  /** Where the rules are kept, in words: the file's path, or the shared store. */
+  readonly where: string;
+  /** Whose rules they are: `this profile and base URL`, or the team's namespace and base URL. */
+  readonly whose: string;
+  /** How a user forgets them (doctor says it). */
+  readonly forget: string;
+  /** What is known, read at the first call; later calls return it with this process's changes. */
+  read(): Promise<LearnedService>;
+  /**
+   * Changes what is known and writes it at once (in a shared store, in a transaction over what is
+   * there then: a rule another machine learned meanwhile is kept); returns what is known now.
+   */
+  update(change: (current: LearnedService) => LearnedService): Promise<LearnedService>;
 }
 
 /** `acme https://partner-api.example.com/v1beta`; `-` stands for no profile (a key from the environment). */
@@ -55,8 +64,12 @@ export function learnedFilePath(env: Env): string {
 }
 
 export function openLearnedStore(env: Env, profileName: string | null, baseUrl: string): LearnedStore {
-  const directory = appDirectory('config', env);
-  const path = join(directory, 'learned.json');
+  return openLearnedFile(learnedFilePath(env), profileName, baseUrl);
+}
+
+/** The rules of a profile and base URL in a learned.json at `path` (`state export --to DIR` writes one there). */
+export function openLearnedFile(path: string, profileName: string | null, baseUrl: string): LearnedStore {
+  const directory = dirname(path);
   const key = serviceKey(profileName, baseUrl);
   let file: StoredServices | undefined;
   const load = (): StoredServices => (file ??= readStored(path));
@@ -65,9 +78,11 @@ export function openLearnedStore(env: Env, profileName: string | null, baseUrl: 
     return rules;
   };
   return {
-    path,
-    read: known,
-    update(change) {
+    where: path,
+    whose: 'this profile and base URL',
+    forget: 'remove the file to forget them',
+    read: async () => known(),
+    async update(change) {
       const current = load();
       const next: StoredServices = { ...current, services: { ...current.services, [key]: { profile: profileName, base_url: baseUrl, ...change(known()) } } };
       mkdirSync(directory, { recursive: true, mode: 0o700 });
@@ -77,6 +92,7 @@ export function openLearnedStore(env: Env, profileName: string | null, baseUrl: 
       if (process.platform !== 'win32') chmodSync(temporary, 0o600);
       renameSync(temporary, path);
       file = next;
+      return known();
     },
   };
 }

@@ -51,25 +51,25 @@ describe('the rule an upload refusal names', () => {
 });
 
 describe('what was learned, per profile and base URL', () => {
-  it('is kept in learned.json (0600), apart for each profile and base URL, and read back by a new store', () => {
+  it('is kept in learned.json (0600), apart for each profile and base URL, and read back by a new store', async () => {
     const config = mkdtempSync(join(tmpdir(), 'taxprep-learned-'));
     const env = { XDG_CONFIG_HOME: config };
     const acme = openLearnedStore(env, 'acme', 'https://a.example/v1beta');
-    acme.update((known) => ({ ...known, upload_max_bytes: { value: 10, learned_at: '2026-11-25T10:00:00Z', from: 'HTTP 413 X' } }));
-    expect(statSync(acme.path).mode & 0o777).toBe(0o600);
-    expect(openLearnedStore(env, 'acme', 'https://a.example/v1beta').read()).toEqual({ upload_max_bytes: { value: 10, learned_at: '2026-11-25T10:00:00Z', from: 'HTTP 413 X' } });
-    expect(openLearnedStore(env, 'acme', 'https://b.example/v1beta').read()).toEqual({});
-    expect(openLearnedStore(env, null, 'https://a.example/v1beta').read()).toEqual({});
-    expect(JSON.parse(readFileSync(acme.path, 'utf8')).services['acme https://a.example/v1beta']).toMatchObject({ profile: 'acme', base_url: 'https://a.example/v1beta' });
+    await acme.update((known) => ({ ...known, upload_max_bytes: { value: 10, learned_at: '2026-11-25T10:00:00Z', from: 'HTTP 413 X' } }));
+    expect(statSync(acme.where).mode & 0o777).toBe(0o600);
+    expect(await openLearnedStore(env, 'acme', 'https://a.example/v1beta').read()).toEqual({ upload_max_bytes: { value: 10, learned_at: '2026-11-25T10:00:00Z', from: 'HTTP 413 X' } });
+    expect(await openLearnedStore(env, 'acme', 'https://b.example/v1beta').read()).toEqual({});
+    expect(await openLearnedStore(env, null, 'https://a.example/v1beta').read()).toEqual({});
+    expect(JSON.parse(readFileSync(acme.where, 'utf8')).services['acme https://a.example/v1beta']).toMatchObject({ profile: 'acme', base_url: 'https://a.example/v1beta' });
   });
 
-  it('a damaged file is a usage error naming it, with the fix', () => {
+  it('a damaged file is a usage error naming it, with the fix', async () => {
     const config = mkdtempSync(join(tmpdir(), 'taxprep-learned-'));
     const store = openLearnedStore({ XDG_CONFIG_HOME: config }, 'acme', 'https://a.example/v1beta');
     mkdirSync(join(config, 'taxprep'));
-    writeFileSync(store.path, '[1,');
-    expect(() => store.read()).toThrow(UsageError);
-    expect(() => store.read()).toThrow(/learned\.json, is not valid/);
+    writeFileSync(store.where, '[1,');
+    await expect(store.read()).rejects.toThrow(UsageError);
+    await expect(store.read()).rejects.toThrow(/learned\.json, is not valid/);
   });
 });
 

@@ -1,8 +1,9 @@
-import { closeSync, mkdtempSync, openSync, statSync, writeFileSync, ftruncateSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINIMAL_KEY, startContractMinimalServer, type MinimalServer, type MinimalServerOptions } from '../helpers/contractMinimalServer';
+import { sparseFile } from '../helpers/sparseFile';
 import { makeHome, registerSecret, runCli } from '../helpers/cli';
 
 /**
@@ -36,14 +37,7 @@ function serverWith(options: MinimalServerOptions): MinimalServer {
   return new Proxy({} as MinimalServer, { get: (_target, key) => Reflect.get(started!, key) });
 }
 
-/** A file of `bytes` that takes no disk and no memory: a sparse file, read back as zeros. */
-function sparse(name: string, bytes: number): string {
-  const path = join(files, name);
-  const fd = openSync(path, 'w');
-  ftruncateSync(fd, bytes);
-  closeSync(fd);
-  return path;
-}
+const sparse = (name: string, bytes: number) => sparseFile(files, name, bytes);
 
 function file(name: string, content = 'x'): string {
   const path = join(files, name);

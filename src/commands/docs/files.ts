@@ -38,11 +38,11 @@ export function fileErrorProblem(error: unknown): string {
 }
 
 /** Why a rule known for this profile and base URL refuses a file (`(filename, size) => problem`), read afresh at each call: a rule learned mid-batch counts for the files after it. */
-export type RuleCheck = (filename: string, size: number) => string | undefined;
+export type RuleCheck = (filename: string, size: number) => Promise<string | undefined>;
 
 export async function knownRuleCheck(ctx: Context): Promise<RuleCheck> {
   const [settings, learned] = await Promise.all([ctx.settings(), ctx.learned()]);
-  return (filename, size) => ruleProblem(uploadRulesOf(settings, learned.read()), filename, size, formatBytes);
+  return async (filename, size) => ruleProblem(uploadRulesOf(settings, await learned.read()), filename, size, formatBytes);
 }
 
 /** The upload of the file at `path` as the service will name it, with its media type from taxprep's table (else `application/octet-stream`). */

@@ -149,7 +149,7 @@ async function prepareFile(source: SyncSource, description: string | undefined, 
     const unreadable = await unreadableProblem(source.path);
     if (unreadable !== undefined) return named(unreadable);
   }
-  const refused = ruleOf(basename(source.path), source.size ?? (await stat(source.path)).size);
+  const refused = await ruleOf(basename(source.path), source.size ?? (await stat(source.path)).size);
   if (refused !== undefined) return named(refused);
   try {
     const { sha256, size } = await hashFile(source.path, buffer);

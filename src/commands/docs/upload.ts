@@ -57,7 +57,7 @@ export async function checkFiles(paths: string[], ruleOf: RuleCheck): Promise<Up
       continue;
     }
     const file = uploadFileOf(path, (await stat(path)).size);
-    const problem = ruleOf(file.filename, file.size);
+    const problem = await ruleOf(file.filename, file.size);
     const first = pathOfName.get(storedNameKey(file.filename));
     if (problem !== undefined) problems.push([path, problem]);
     else if (first !== undefined) problems.push([path, `would be stored under the same name as ${sanitizeLine(first)}`]);
@@ -200,7 +200,7 @@ export async function run(ctx: Context, options: UploadOptions): Promise<number>
     let sending = false;
     const fileProgress = progress.start(file.filename, file.size);
     // A rule learned from an earlier file's refusal in this run.
-    const problem = index === 0 ? undefined : ruleOf(file.filename, file.size);
+    const problem = index === 0 ? undefined : await ruleOf(file.filename, file.size);
     if (problem !== undefined) {
       fileProgress.failed();
       refused.push({ file, error: new UsageError(`${sanitizeLine(file.filename)} ${problem}; it was not sent`) });

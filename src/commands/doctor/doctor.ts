@@ -94,7 +94,12 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
   );
 
   const learnedStore = await ctx.learned();
-  const learned = learnedStore.read();
+  // A shared store that cannot be read is doctor's finding (its store checks say why), not its end.
+  const learnedRead = await learnedStore.read().then(
+    (rules) => ({ rules, problem: undefined }),
+    (error: unknown) => ({ rules: {}, problem: error instanceof Error ? error.message : String(error) }),
+  );
+  const learned = learnedRead.rules;
   const checks: Check[] = [...baseUrlChecks(settings, ctx.env)];
   const key = keyConfigured(settings);
   checks.push(key);
@@ -137,7 +142,8 @@ export async function run(ctx: Context, options: DoctorOptions): Promise<number>
       checks.push(warn('names', 'saved', `${ENVIRONMENT_VARIABLES.queryParameters} is set and wins over the names saved in the profile`, `Unset ${ENVIRONMENT_VARIABLES.queryParameters} to use them.`));
     }
   }
-  checks.push(...knownRuleChecks(settings, learned, learnedStore.path));
+  checks.push(...knownRuleChecks(settings, learned, learnedStore));
+  if (learnedRead.problem !== undefined) checks.push(warn('rules', 'learned', `could not be read: ${learnedRead.problem}`, 'The store checks below say what to do; until then the rules learned on other machines are not used here.'));
   checks.push(profileFileCheck(store.path, settings), ...plainTextKeyChecks(store.list(), store.path), ledgerDirectoryCheck(ctx.env), codeCacheCheck(ctx.env));
   const state = await stateChecks(ctx);
   checks.push(...state);

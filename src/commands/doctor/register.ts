@@ -16,7 +16,7 @@ export const doctor: CommandSpec = {
     'directory not writable), 3 the key (none, refused, expired), 7 the service cannot be reached (TLS\n' +
     "included), 8 a redirect or a failing service, 11 the base URL is not the service's API, 13 the shared\n" +
     'state store (with a state URL: reachable, schema version, the role\'s rights, clock beside the database).\n' +
-    'It also shows the rules learned from the service for this profile and base URL (upload limit and\n' +
+    'It also shows the rules learned from the service for this profile (or shared store) and base URL (upload limit and\n' +
     'types from its refusals, the offset name --all found).',
   exitCodes: [
     ...SERVICE_WITH_KEY,

@@ -1,4 +1,4 @@
-import { describeLearned, type LearnedService } from '../../config/learned';
+import { describeLearned, type LearnedService, type LearnedStore } from '../../config/learned';
 import { CONFIGURABLE_QUERY_PARAMETERS } from '../../config/settings';
 import { uploadRulesOf } from '../../api/uploadRules';
 import { formatBytes } from '../../output/progress';
@@ -10,7 +10,7 @@ import { ok, type Check } from './checks';
  * by hand in the profile, or learned from the service (src/config/learned.ts). Asked of no one:
  * what the service said before, and where it is kept.
  */
-export function knownRuleChecks(settings: ResolvedSettings, learned: LearnedService, path: string): Check[] {
+export function knownRuleChecks(settings: ResolvedSettings, learned: LearnedService, store: Pick<LearnedStore, 'where' | 'forget'>): Check[] {
   const rules = uploadRulesOf(settings, learned);
   const unknown = (what: string) => `not known (the contract does not show it): files are sent and the service decides; a refusal that names ${what} is remembered`;
   const checks: Check[] = [
@@ -21,7 +21,7 @@ export function knownRuleChecks(settings: ResolvedSettings, learned: LearnedServ
     const byHand = settings.queryParameters[setting] !== CONFIGURABLE_QUERY_PARAMETERS[setting as keyof typeof CONFIGURABLE_QUERY_PARAMETERS];
     checks.push(ok('rules', setting, `"${rule.value}" (${describeLearned(rule)})${byHand ? `; the name set by hand, "${settings.queryParameters[setting]}", wins` : ''}`));
   }
-  if (Object.keys(learned).length > 0) checks.push(ok('rules', 'kept in', `${path} (remove the file to forget them)`));
+  if (Object.keys(learned).length > 0) checks.push(ok('rules', 'kept in', `${store.where} (${store.forget})`));
   return checks;
 }
 

@@ -5,6 +5,9 @@ import { filePlace } from '../../batch/ledger';
 import { fileBackend, sharedStoreOf } from '../../state/backend';
 import { mergeState } from '../../state/merge';
 import { moveWatchPieces, watchFilesOf } from '../../state/moveWatch';
+import { moveLearned } from '../../state/moveLearned';
+import { sharedLearned } from '../../state/sharedLearned';
+import { learnedFilePath, openLearnedFile } from '../../config/learned';
 import type { RawInvocation } from '../types';
 import { printMerge } from './printMerge';
 
@@ -26,5 +29,7 @@ export async function run(ctx: Context, options: ExportOptions): Promise<void> {
   const settings = await ctx.settings();
   const watchFiles = options.to === undefined ? watchFilesOf(ctx.env, settings) : { hooks: join(options.to, 'hooks.json'), state: join(options.to, 'watch-state.json') };
   const watch = await moveWatchPieces('export', watchFiles, store, { profile: settings.profileName, baseUrl: settings.baseUrl }, { dryRun: options.dryRun, clock: ctx.clock });
-  await printMerge(ctx, [...merged, ...watch], { from: shared.describe, to: files.describe, dryRun: options.dryRun });
+  const learnedFile = options.to === undefined ? learnedFilePath(ctx.env) : join(options.to, 'learned.json');
+  const learned = await moveLearned(sharedLearned(store), openLearnedFile(learnedFile, settings.profileName, settings.baseUrl), { dryRun: options.dryRun });
+  await printMerge(ctx, [...merged, ...watch, learned], { from: shared.describe, to: files.describe, dryRun: options.dryRun });
 }

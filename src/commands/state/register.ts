@@ -25,6 +25,7 @@ export const state: CommandSpec = {
       notes:
         'The newer link of a user wins; an account, upload or open intent the store has is not copied again, so a\n' +
         'second run copies nothing. Unfinished batch runs are not copied: finish them here first.\n' +
+        'Each rule learned from the service is copied where the store has none or an older one.\n' +
         'The hooks of this profile and base URL are copied by id, and the watch state when the\n' +
         'store has none; the webhook outbox is not: run taxprep hooks deliver --wait here first.',
       exitCodes: MOVE_CODES,
@@ -38,7 +39,9 @@ export const state: CommandSpec = {
         { flag: '--dry-run', help: 'say what would be copied; copy nothing' },
       ],
       examples: ['taxprep state export --to backup/', 'taxprep state export --dry-run'],
-      notes: 'Also the hooks (by id, into hooks.json) and the watch state (when the target has none; watch-state.json under --to).',
+      notes:
+        'Also the hooks (by id, into hooks.json) and the watch state (when the target has none; watch-state.json under --to).\n' +
+        'And the rules learned from the service, where the target has none or an older one (learned.json under --to).',
       exitCodes: MOVE_CODES,
       load: () => import('./export'),
     },
