@@ -1,8 +1,9 @@
 // The shared state store (issue 34, docs/team.md) beside the file ledger, in one run:
 //  1. paced: 1,000 login links at the key's limit (the mock's, set to 200 per 5 s) with the ledger in
-//     PostgreSQL and in a file: the span from the first admitted POST to the last (the mock's
-//     request log) as a ratio to the ideal (every request the moment the limit admits it); target
-//     at most 1.02 for the store, as for files;
+//     PostgreSQL and in a file, three rounds each in turn: the span from the first admitted POST to
+//     the last (the mock's request log) as a ratio to the ideal (every request the moment the limit
+//     admits it); target a median of at most 1.02 for the store, as for files. What is left above
+//     1.00 is mostly the last window's 200 requests, sent at --concurrency 4, not all at once;
 //  2. unpaced (limits off): the same 1,000 links, wall time, and so the store's cost per item
 //     beside the file's (each intent and outcome a committed insert instead of an fdatasync'd line);
 //  3. start-up: `taxprep --help` and `taxprep accounts get` with a state URL set and without,
@@ -30,6 +31,8 @@ const WINDOW_MS = 5000;
 const CONCURRENCY = 4;
 const TARGET_RATIO = 1.02;
 const STARTUP_RUNS = 15;
+/** Paced rounds of each backend, in turn: a ratio this close to its target is read as a median, beside its spread. */
+const PACED_ROUNDS = 3;
 const KEY = 'tpk_benchSharedStoreKey000000001';
 const FIRST_ID = 10_001;
 const bin = join(repoRoot, 'bin', 'taxprep.cjs');
@@ -116,8 +119,16 @@ async function startup(args, stateUrl) {
 
 try {
   const ideal = idealSpanMs(LINKS, LIMIT, WINDOW_MS);
-  const pacedFiles = await batch('files', true);
-  const pacedStore = await batch('store', true);
+  const paced = { files: [], store: [] };
+  for (let round = 0; round < PACED_ROUNDS; round += 1) for (const backend of ['files', 'store']) paced[backend].push(await batch(backend, true));
+  const pacedRow = (backend) => {
+    const ratios = paced[backend].map((result) => result.spanMs / ideal).sort((a, b) => a - b);
+    const spanMs = median(paced[backend].map((result) => result.spanMs));
+    const refused = paced[backend].reduce((sum, result) => sum + result.refused, 0);
+    return [`paced, ${backend}: span / ideal (median of ${PACED_ROUNDS})`, `${(spanMs / 1000).toFixed(2)} s / ${(ideal / 1000).toFixed(2)} s`, spanMs / ideal, `${ratios[0].toFixed(3)}-${ratios.at(-1).toFixed(3)}; ${refused} x 429`];
+  };
+  const pacedFiles = pacedRow('files');
+  const pacedStore = pacedRow('store');
   const freeFiles = await batch('files', false);
   const freeStore = await batch('store', false);
   const perItemMs = (result) => (result.seconds * 1000) / LINKS;
@@ -126,16 +137,16 @@ try {
   const get = await startup(['accounts', 'get', String(FIRST_ID)], storeUrl);
 
   const rows = [
-    ['paced, files: span / ideal', `${(pacedFiles.spanMs / 1000).toFixed(2)} s / ${(ideal / 1000).toFixed(2)} s`, (pacedFiles.spanMs / ideal).toFixed(3), `${pacedFiles.refused} x 429`],
-    ['paced, store: span / ideal', `${(pacedStore.spanMs / 1000).toFixed(2)} s / ${(ideal / 1000).toFixed(2)} s`, (pacedStore.spanMs / ideal).toFixed(3), `${pacedStore.refused} x 429`],
+    [...pacedFiles.slice(0, 2), pacedFiles[2].toFixed(3), pacedFiles[3]],
+    [...pacedStore.slice(0, 2), pacedStore[2].toFixed(3), pacedStore[3]],
     ['unpaced, per link: store / files', `${perItemMs(freeStore).toFixed(2)} ms / ${perItemMs(freeFiles).toFixed(2)} ms`, (freeStore.seconds / freeFiles.seconds).toFixed(3), `+${(perItemMs(freeStore) - perItemMs(freeFiles)).toFixed(2)} ms a link`],
     ['--help: with state URL / without', `${help[1].toFixed(1)} ms / ${help[0].toFixed(1)} ms`, (help[1] / help[0]).toFixed(3), 'median of 15'],
     ['accounts get: with / without', `${get[1].toFixed(1)} ms / ${get[0].toFixed(1)} ms`, (get[1] / get[0]).toFixed(3), 'median of 15'],
   ];
   console.log('| measure | values | ratio | note |\n|---|---|---|---|');
   for (const row of rows) console.log(`| ${row.join(' | ')} |`);
-  const pacedOk = pacedStore.spanMs / ideal <= TARGET_RATIO;
-  console.log(`\nshared store paced within ${TARGET_RATIO}x of the ideal: ${pacedOk ? 'yes' : 'NO'}`);
+  const pacedOk = pacedStore[2] <= TARGET_RATIO;
+  console.log(`\nshared store paced within ${TARGET_RATIO}x of the ideal (median): ${pacedOk ? 'yes' : 'NO'}; store / files: ${(pacedStore[2] / pacedFiles[2]).toFixed(3)}`);
   if (!pacedOk) process.exitCode = 1;
 } finally {
   mockProcess.kill('SIGTERM');

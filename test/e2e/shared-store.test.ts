@@ -243,6 +243,31 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
       }
     });
 
+    it('login-link renew: no link made twice; the renewal on B skips what A renewed and holds back what A may have', async () => {
+      const a = await machine();
+      const b = await machine();
+      const ids = [FIRST_ACCOUNT_ID, FIRST_ACCOUNT_ID + 1, FIRST_ACCOUNT_ID + 2].map(String);
+      const list = join(a.home, 'ids.txt');
+      writeFileSync(list, `${ids.join('\n')}\n`);
+      // The accounts come from the mock's data: their links are unknown to the store until A renews them. --verbose prints the skipped.
+      const renew = ['--json', '--verbose', 'login-link', 'renew', '--from', list, '--concurrency', '1', '--no-notify', '--renew-unknown'];
+      const killed = await a.run(renew, { [CRASH_AT_VARIABLE]: `${point}@2` });
+      expect(killed.signal).toBe('SIGKILL');
+      const again = await b.run(renew);
+      const linksOf = (id: string) => mock.deps.store.state.loginLinks.filter((link) => link.account_id === Number(id)).length;
+      const outcomes = ndjson(again.stdout);
+      const byAccount = (id: number) => outcomes.find((line) => (line.account_id ?? line.input?.account_id) === id);
+      expect(byAccount(FIRST_ACCOUNT_ID)?.skipped?.reason).toBe('fresh');
+      if (point === 'batch.after-record') {
+        expect(again.exitCode).toBe(EXIT.OK);
+        expect(ids.map(linksOf)).toEqual([1, 1, 1]);
+      } else {
+        expect(again.exitCode).toBe(EXIT.PARTIAL);
+        expect(byAccount(FIRST_ACCOUNT_ID + 1)?.error?.code).toBe('LINK_STATE_UNCERTAIN');
+        expect(ids.map(linksOf)).toEqual([1, sent ? 1 : 0, 1]);
+      }
+    });
+
     it('docs sync: each file stored once, by machine A or B', async () => {
       const a = await machine();
       const b = await machine();
