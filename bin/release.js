@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run release`: builds, into release/ (ignored by git), what a user installs:
-//   taxprep-<version>.tgz             the npm package (`npm pack`; package.json `files` says what is in it)
+//   taxprep-<version>.tgz             the npm package (`npm pack`; package.json `files` says what is in it),
+//                                     the mock bundled, depending only on what dist/ loads apart
 //   taxprep-<version>-linux-x64       a single executable: Node with the CLI inside, needing no Node installed
 //   taxprep-keyring.node              the credential store's native addon, to keep beside the executable
 //   taxprep_<version>_amd64.deb       that executable as /usr/bin/taxprep, the addon as /usr/lib/taxprep/keyring.node,
@@ -23,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -202,6 +203,29 @@ function debianPackage(work, executable, deb) {
   run('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', staging, deb]);
 }
 
+/**
+ * The npm package, packed from a copy of what `npm pack` would take, made to depend on only what
+ * dist/ loads apart (bin/build.js's `external`: conf, jq-wasm, form-data, the keyring addon): the
+ * mock, which dist/ loads from its own file with its packages outside, is bundled whole as in the
+ * single executable. A global install ignores the lock file and `overrides`, so every other range
+ * would resolve afresh on the user's machine (fastify's light-my-request to a release whose cookie
+ * needs Node 22, under our floor of 20.19); and the package.json has no development scripts
+ * (`prepare` builds from sources the package does not hold; npm 11 warns of it on every install).
+ */
+async function npmPackage(work) {
+  const stage = join(work, 'npm-package');
+  const [packed] = JSON.parse(run('npm', ['pack', '--dry-run', '--ignore-scripts', '--json']));
+  for (const { path } of packed.files) {
+    mkdirSync(dirname(join(stage, path)), { recursive: true });
+    copyFileSync(join(root, path), join(stage, path));
+  }
+  await bundle({ entryPoints: mockBuildOptions.entryPoints }, join(stage, mockBuildOptions.outfile));
+  const { scripts: _scripts, devDependencies: _devDependencies, overrides: _overrides, dependencies, ...manifest } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const apart = Object.fromEntries(buildOptions.external.map((name) => [name, dependencies[name]]));
+  writeFileSync(join(stage, 'package.json'), `${JSON.stringify({ ...manifest, dependencies: apart }, null, 2)}\n`);
+  run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out], { cwd: stage });
+}
+
 function checksums(files) {
   const lines = files.map((file) => `${createHash('sha256').update(readFileSync(join(out, file))).digest('hex')}  ${file}\n`);
   writeFileSync(join(out, 'SHA256SUMS'), lines.join(''));
@@ -240,7 +264,7 @@ async function release() {
   try {
     if (await step([tarball, executable, deb], () => run(node, ['bin/build.js', '--release']))) {
       // Packed from the build above: `prepare` would build again, with another build date.
-      await step([tarball], () => run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out]));
+      await step([tarball], () => npmPackage(work));
       if (await step([executable, deb], () => singleExecutable(work, join(out, executable)))) {
         await step([deb], () => debianPackage(work, join(out, executable), join(out, deb)));
       }
