@@ -31,7 +31,7 @@ function machine(namespace = 'default', baseUrl = BASE) {
   return { store, learned: sharedLearned(store) };
 }
 
-const rule = (value: number | string, day: string) => ({ value, learned_at: `2026-11-${day}T10:00:00.000Z`, from: 'HTTP 413 X' });
+const rule = <T extends number | string>(value: T, day: string) => ({ value, learned_at: `2026-11-${day}T10:00:00.000Z`, from: 'HTTP 413 X' });
 
 describe.skipIf(unavailable !== undefined)('rules learned, in a shared store', () => {
   it('a read of a store whose schema was never created finds nothing, and creates nothing', async () => {
@@ -59,7 +59,7 @@ describe.skipIf(unavailable !== undefined)('rules learned, in a shared store', (
   });
 
   it('another namespace, or another base URL, sees none of them', async () => {
-    await machine().learned.update((known) => ({ ...known, upload_types: rule('x', '27') as never }));
+    await machine().learned.update((known) => ({ ...known, upload_types: { ...rule('x', '27'), value: ['.pdf'] } }));
     expect(await machine('other-team').learned.read()).toEqual({});
     expect(await machine('default', 'http://127.0.0.1:9/v2').learned.read()).toEqual({});
   });
