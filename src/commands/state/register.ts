@@ -1,7 +1,7 @@
 import type { CommandSpec } from '../spec';
 import { STATE } from '../exitCodes';
 
-const MOVE_CODES: CommandSpec['exitCodes'] = [...STATE, ['LOCKED', 'a run on some machine holds a ledger being written; nothing of that ledger was copied']];
+const MOVE_CODES: CommandSpec['exitCodes'] = [...STATE, ['LOCKED', 'a watch holds an outbox (nothing copied), or a run on some machine a ledger (none of it copied)']];
 
 /** `taxprep state`: the shared store of a team (docs/team.md). */
 export const state: CommandSpec = {
@@ -26,7 +26,9 @@ export const state: CommandSpec = {
         'The newer link of a user wins; an account, upload or open intent the store has is not copied again, so a\n' +
         'second run copies nothing. Unfinished batch runs are not copied: finish them here first.\n' +
         'The hooks of this profile and base URL are copied by id, and the watch state when the\n' +
-        'store has none; the webhook outbox is not: run taxprep hooks deliver --wait here first.',
+        'store has none. The webhook outbox moves: each delivery keeps its webhook-id, body and\n' +
+        'schedule, and is marked moved here, never sent from here again. A watch holding this\n' +
+        "machine's outbox or the store's lease: exit 10, nothing copied (docs/team.md).",
       exitCodes: MOVE_CODES,
       load: () => import('./import'),
     },
@@ -38,7 +40,10 @@ export const state: CommandSpec = {
         { flag: '--dry-run', help: 'say what would be copied; copy nothing' },
       ],
       examples: ['taxprep state export --to backup/', 'taxprep state export --dry-run'],
-      notes: 'Also the hooks (by id, into hooks.json) and the watch state (when the target has none; watch-state.json under --to).',
+      notes:
+        'Also the hooks (by id, into hooks.json), the watch state (when the target has none;\n' +
+        'watch-state.json under --to) and the webhook outbox (outbox.ndjson under --to), whose\n' +
+        'deliveries are marked moved in the store and sent from the files from then on.',
       exitCodes: MOVE_CODES,
       load: () => import('./export'),
     },
