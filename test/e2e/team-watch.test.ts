@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -382,7 +382,7 @@ describe.skipIf(unavailable !== undefined)('state import and export of the webho
     expect(outboxRow((await withStore(b)(['state', 'export', '--json'])).stdout)).toEqual({ ledger: 'webhook outbox', copied: 0, already_there: 4 });
   }, 120_000);
 
-  it('beside a watch holding the lease, import exits 10 naming it and copies nothing', async () => {
+  it('beside a watch holding the lease, or one on the machine holding its outbox, import exits 10 naming it and copies nothing', async () => {
     const namespace = freshNamespace();
     const a = machine('a', mock.keys.acme, namespace);
     await machineWithHook(a, { ok: false });
@@ -396,5 +396,19 @@ describe.skipIf(unavailable !== undefined)('state import and export of the webho
     expect(await sharedOutboxRows(namespace)).toBe(0);
     expect(JSON.parse((await withStore(a)(['hooks', 'list', '--json'])).stdout).hooks).toEqual([]);
     expect((await deliveries(onFiles(a))).map((delivery) => delivery.status)).toEqual(['pending', 'pending']);
+
+    // The source's outbox too: a watch on A's files holds it, so nothing leaves A while it could send.
+    watch.child.kill('SIGKILL');
+    await watch.result;
+    const { TAXPREP_STATE_URL: _url, ...filesOnly } = a.env;
+    const { child, result } = startCli(['watch', '--budget', '100/min', '--accounts', accountsFile(a)], { env: filesOnly, home: a.home, stdin: 'ignore' });
+    running.push({ machine: a, child, result, output: { stdout: '', stderr: '' }, told: () => [], changes: () => [] });
+    const outboxLocked = () => (readdirSync(a.home, { recursive: true }) as string[]).some((file) => /outbox[\\/].*\.ndjson\.lock$/.test(file));
+    await until(outboxLocked, "A's watch to hold its outbox");
+    const besideLocalWatch = await withStore(a)(['state', 'import']);
+    expect(besideLocalWatch.exitCode).toBe(10);
+    expect(besideLocalWatch.stderr).toContain(`pid ${child.pid}`);
+    expect(await sharedOutboxRows(namespace)).toBe(0);
+    expect(JSON.parse((await withStore(a)(['hooks', 'list', '--json'])).stdout).hooks).toEqual([]);
   }, 120_000);
 });
