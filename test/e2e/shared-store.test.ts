@@ -130,9 +130,10 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
       { ledger: 'accounts', copied: 0, already_there: 0 },
       { ledger: 'login-link', copied: 1, already_there: 1 },
       { ledger: 'documents', copied: 0, already_there: 0 },
-      // This machine has no hooks and no watch state (test/e2e/team-watch.test.ts moves them).
+      // This machine has no hooks, no watch state and no outbox (test/e2e/team-watch.test.ts moves them).
       { ledger: 'hooks', copied: 0, already_there: 0 },
       { ledger: 'watch state', copied: 0, already_there: 0 },
+      { ledger: 'webhook outbox', copied: 0, already_there: 0 },
     ]);
     expect(await rows("SELECT 1 FROM taxprep_state.ledger_lines WHERE kind = 'login-links'")).toHaveLength(2);
     expect(JSON.parse((await move(['import'])).stdout).ledgers[1]).toEqual({ ledger: 'login-link', copied: 1, already_there: 1 });
