@@ -25,7 +25,7 @@ _taxprep() {
     "taxprep/projects/list:--status") COMPREPLY=($(compgen -W "waiting_on_client in_progress in_review completed" -- "$cur")); return ;;
     "taxprep/deliverables/list:--status") COMPREPLY=($(compgen -W "draft completed delivered" -- "$cur")); return ;;
     "taxprep/hooks/add:--format") COMPREPLY=($(compgen -W "standard text" -- "$cur")); return ;;
-    "taxprep/hooks/deliveries:--status") COMPREPLY=($(compgen -W "pending failed delivered all" -- "$cur")); return ;;
+    "taxprep/hooks/deliveries:--status") COMPREPLY=($(compgen -W "pending failed delivered moved all" -- "$cur")); return ;;
     *":--jq"|*":--base-url"|*":--timeout"|*":--max-retries"|*":--max-response-size"|*":--state-url") :; return ;;
     *":--profile") _taxprep_profiles; return ;;
     *":--ca-file") _taxprep_files; return ;;

@@ -40,30 +40,34 @@ export async function hooksPlaceOf(ctx: Context): Promise<HooksPlace> {
   const shared = (await ctx.state()).shared;
   if (shared === undefined) {
     const scope = { profile: settings.profileName, baseUrl: settings.baseUrl };
-    const outboxPath = defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl);
-    const hooksPath = defaultHooksPath(ctx.env);
-    // Opened for writing, the outbox first takes the requests a watch that stopped did not take.
-    const open = async (lines: LineStore) => {
-      const outbox = await Outbox.open(lines);
-      try {
-        await applyRequests(outbox, outboxPath, ctx.clock.now());
-      } catch (error) {
-        await outbox.close();
-        throw error;
-      }
-      return outbox;
-    };
-    return {
-      scope,
-      store: hooksFile(hooksPath),
-      where: `insecure file ${hooksPath}`,
-      inbox: outboxPath,
-      secretsWithHooks: false,
-      outboxLines: outboxPath,
-      withOutbox: (work) => withLedger(outboxPath, OUTBOX, { waitMs: OUTBOX_WAIT_MS, clock: ctx.clock, open }, (outbox) => work(outbox)),
-    };
+    return fileHooksPlace(ctx, scope, { hooks: defaultHooksPath(ctx.env), outbox: defaultOutboxPath(ctx.env, scope.profile, scope.baseUrl) });
   }
   // Loaded only with a shared store: a command on files never loads the database client.
   const { sharedHooksPlace } = await import('../state/sharedHooksPlace');
   return sharedHooksPlace(ctx, shared, settings.baseUrl);
+}
+
+/** The hooks file and outbox file at `paths` (`state export --to DIR` names its own). */
+export function fileHooksPlace(ctx: Pick<Context, 'clock'>, scope: Scope, paths: { hooks: string; outbox: string }): HooksPlace {
+  const { hooks: hooksPath, outbox: outboxPath } = paths;
+  // Opened for writing, the outbox first takes the requests a watch that stopped did not take.
+  const open = async (lines: LineStore) => {
+    const outbox = await Outbox.open(lines);
+    try {
+      await applyRequests(outbox, outboxPath, ctx.clock.now());
+    } catch (error) {
+      await outbox.close();
+      throw error;
+    }
+    return outbox;
+  };
+  return {
+    scope,
+    store: hooksFile(hooksPath),
+    where: `insecure file ${hooksPath}`,
+    inbox: outboxPath,
+    secretsWithHooks: false,
+    outboxLines: outboxPath,
+    withOutbox: (work) => withLedger(outboxPath, OUTBOX, { waitMs: OUTBOX_WAIT_MS, clock: ctx.clock, open }, (outbox) => work(outbox)),
+  };
 }

@@ -10,8 +10,8 @@ import { readSharedState } from './watchState';
  * `state import` and `export` of watch's pieces beside the ledgers: the hooks of this profile and
  * base URL (by id: a hook the target has is left as it is; the shared store's belong to no
  * profile, the files' to this one), and the watch state, copied only where the target has none (a
- * last look does not merge: the target's own is newer or as new). The outbox is not moved: drain
- * it first (`hooks deliver --wait`) where it is.
+ * last look does not merge: the target's own is newer or as new). The outbox moves in
+ * ./moveOutbox.ts.
  */
 export interface PieceMove {
   kind: { label: string };

@@ -99,3 +99,19 @@ export async function ensureSchema(client: ClientBase, store: string): Promise<v
     });
   }
 }
+
+/**
+ * The tables the areas' steps leave in the schema (created, and not dropped by a later step), in
+ * the order created: doctor checks the role's rights on each, so that a table a new step adds is
+ * checked without a list of its own to keep.
+ */
+export function schemaTables(areas: readonly MigrationArea[] = AREAS): string[] {
+  const named = (verb: string, statement: string) => [...statement.matchAll(new RegExp(`${verb} TABLE (?:IF (?:NOT )?EXISTS )?${SCHEMA}\\.(\\w+)`, 'gi'))].map((match) => `${SCHEMA}.${match[1]!.toLowerCase()}`);
+  // A Set keeps the order of creation.
+  const tables = new Set<string>();
+  for (const statement of areas.flatMap((area) => area.steps.flat())) {
+    for (const table of named('CREATE', statement)) tables.add(table);
+    for (const table of named('DROP', statement)) tables.delete(table);
+  }
+  return [...tables];
+}

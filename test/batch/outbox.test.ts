@@ -408,6 +408,49 @@ describe('webhook outbox deliveries', () => {
   });
 });
 
+describe('webhook outbox deliveries moved to another outbox (state import, export)', () => {
+  const at = (ms: number) => new Date(ms).toISOString();
+  const queued = (id: string, hooks: string[], seenMs: number): Omit<EventLine, 'type'> => ({ ...event(id, { id }, new Date(seenMs)), hooks });
+
+  it('a moved delivery is settled here: never due, listed as moved with its attempts; redeliver brings it back', async () => {
+    const path = outboxPath();
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_a', ['hk_1', 'hk_2'], now)]);
+    void outbox.recordAttempt({ id: 'msg_a', hook: 'hk_1', attempt: 2, result: 'retry', detail: 'HTTP 500', next_at: at(now + 60_000), at: at(now + 1000) });
+    await outbox.markMoved([outbox.get('msg_a:hk_1')!], 'the shared store postgres://db/taxprep', new Date(now + 2000));
+    const moved = outbox.get('msg_a:hk_1')!;
+    expect([moved.status, moved.attempts, moved.dueMs, moved.detail, moved.updated_at]).toEqual(['moved', 2, Number.POSITIVE_INFINITY, 'moved to the shared store postgres://db/taxprep', at(now + 2000)]);
+    expect(outbox.get('msg_a:hk_2')!.status).toBe('pending');
+    await outbox.close();
+    const view = await readOutbox(path);
+    expect([...view.all()].map((delivery) => `${delivery.key} ${delivery.status}`)).toEqual(['msg_a:hk_1 moved', 'msg_a:hk_2 pending']);
+    await view.close();
+    const reopened = await Outbox.open(path);
+    await reopened.redeliver('msg_a', 'hk_1', new Date(now + 3000));
+    expect([reopened.get('msg_a:hk_1')!.status, reopened.get('msg_a:hk_1')!.dueMs]).toEqual(['pending', now + 3000]);
+    await reopened.close();
+  });
+
+  it('compaction keeps a moved delivery for 7 days, as a delivered one, then drops it', async () => {
+    const path = outboxPath();
+    const now = Date.now();
+    const outbox = await Outbox.open(path);
+    await outbox.queue([queued('msg_recent', ['hk_1'], now - 10 * DAY_MS), queued('msg_old', ['hk_1'], now - 10 * DAY_MS), queued('msg_filler', ['hk_1'], now - 10 * DAY_MS)]);
+    await outbox.markMoved([outbox.get('msg_recent:hk_1')!], 'outbox.ndjson', new Date(now - 6 * DAY_MS));
+    await outbox.markMoved([outbox.get('msg_old:hk_1')!], 'outbox.ndjson', new Date(now - 8 * DAY_MS));
+    // Superseded lines enough for the next open to compact.
+    for (let attempt = 1; attempt <= 120; attempt += 1) {
+      void outbox.recordAttempt({ id: 'msg_filler', hook: 'hk_1', attempt, result: 'retry', detail: 'HTTP 500', next_at: at(now + DAY_MS), at: at(now) });
+    }
+    await outbox.close();
+    const reopened = await Outbox.open(path);
+    expect(lines(path).map((line) => `${line.type} ${line.id}`)).toEqual(['event msg_recent', 'moved msg_recent', 'event msg_filler', 'attempt msg_filler']);
+    expect(reopened.get('msg_recent:hk_1')!.status).toBe('moved');
+    await reopened.close();
+  });
+});
+
 describe('where the outbox lives', () => {
   it('one file per profile and base URL in the data directory, the profile made safe for a file name', () => {
     const env = { XDG_DATA_HOME: '/data' };

@@ -130,9 +130,10 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
       { ledger: 'accounts', copied: 0, already_there: 0 },
       { ledger: 'login-link', copied: 1, already_there: 1 },
       { ledger: 'documents', copied: 0, already_there: 0 },
-      // This machine has no hooks and no watch state (test/e2e/team-watch.test.ts moves them).
+      // This machine has no hooks, no watch state and no outbox (test/e2e/team-watch.test.ts moves them).
       { ledger: 'hooks', copied: 0, already_there: 0 },
       { ledger: 'watch state', copied: 0, already_there: 0 },
+      { ledger: 'webhook outbox', copied: 0, already_there: 0 },
       { ledger: 'learned rules', copied: 0, already_there: 0 },
     ]);
     expect(await rows("SELECT 1 FROM taxprep_state.ledger_lines WHERE kind = 'login-links'")).toHaveLength(2);
@@ -198,6 +199,31 @@ describe.skipIf(skipped !== undefined)('a shared store on two and three machines
     expect(refused.exitCode).toBe(EXIT.STATE_STORE);
     expect(refused.stderr).toContain('refused the role a permission');
     expect(requests('POST', /\/login-links?$/)).toHaveLength(1);
+  });
+
+  it("doctor checks the role's rights on every table the migrations make, the watch's too: one without watch_lease is named", async () => {
+    const a = await machine();
+    expect((await a.run(['state', 'migrate'])).exitCode).toBe(0);
+    const role = `watchless_${new URL(store).pathname.slice(1)}`;
+    await rows(`CREATE ROLE ${role} LOGIN PASSWORD 'op-secret'`);
+    await rows(`GRANT USAGE ON SCHEMA taxprep_state TO ${role}`);
+    await rows(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA taxprep_state TO ${role}`);
+    const tables = (await rows(`SELECT tablename FROM pg_tables WHERE schemaname = 'taxprep_state' AND tablename <> 'watch_lease'`)).map((row) => row.tablename as string);
+    expect(tables).toContain('outbox_claims');
+    for (const table of tables) await rows(`GRANT SELECT, INSERT, UPDATE, DELETE ON taxprep_state.${table} TO ${role}`);
+    const doctor = async () => {
+      const result = await a.run(['--json', 'doctor', '--offline'], { TAXPREP_STATE_URL: store.replace('postgres@', `${role}@`), PGPASSWORD: 'op-secret' });
+      const permissions = (JSON.parse(result.stdout).checks as Array<{ group: string; name: string; status: string; detail: string }>).find((check) => check.group === 'state' && check.name === 'permissions')!;
+      return { exitCode: result.exitCode, status: permissions.status, detail: permissions.detail };
+    };
+    expect(await doctor()).toEqual({ exitCode: EXIT.STATE_STORE, status: 'fail', detail: 'the role lacks SELECT, INSERT, UPDATE, DELETE on taxprep_state.watch_lease' });
+
+    // The hooks kept from a role that only onboards clients, as docs/team.md advises: not a failure; half granted: what is missing.
+    await rows(`GRANT SELECT, INSERT, UPDATE, DELETE ON taxprep_state.watch_lease TO ${role}`);
+    await rows(`REVOKE ALL ON taxprep_state.hooks FROM ${role}`);
+    expect(await doctor()).toEqual({ exitCode: 0, status: 'ok', detail: 'the role may read and write every table of the schema but taxprep_state.hooks (kept from this role: its watch and hooks commands are refused)' });
+    await rows(`GRANT SELECT ON taxprep_state.hooks TO ${role}`);
+    expect(await doctor()).toEqual({ exitCode: EXIT.STATE_STORE, status: 'fail', detail: 'the role lacks INSERT, UPDATE on taxprep_state.hooks' });
   });
 
   it('the database restarted mid-batch (the lock holder\'s connection cut): exit 13, then a rerun finishes with nothing made twice', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -292,3 +292,123 @@ describe.skipIf(unavailable !== undefined)('state import and export of the hooks
   }, 60_000);
 });
 
+
+describe.skipIf(unavailable !== undefined)('state import and export of the webhook outbox', () => {
+  /** Machine `on` without the shared store: its own files. */
+  const onFiles = (on: Machine) => {
+    const { TAXPREP_STATE_URL: _url, ...filesOnly } = on.env;
+    return (args: string[]) => runCli(args, { env: filesOnly, home: on.home });
+  };
+  const withStore = (on: Machine) => (args: string[]) => runCli(args, { env: on.env, home: on.home });
+  const outboxRow = (stdout: string) => (JSON.parse(stdout).ledgers as Array<{ ledger: string }>).find((row) => row.ledger === 'webhook outbox');
+  const deliveries = async (run: (args: string[]) => ReturnType<typeof runCli>) =>
+    JSON.parse((await run(['hooks', 'deliveries', '--json'])).stdout).deliveries as Array<{ webhook_id: string; status: string; attempts: number; type: string }>;
+  const sharedOutboxRows = async (namespace: string) =>
+    Number((await database.query(`SELECT count(*) AS n FROM taxprep_state.ledger_lines WHERE namespace = $1 AND kind = 'outbox'`, [namespace])).rows[0].n);
+
+  /** A hook on `on`'s files to a receiver answering 500 until `answering.ok`, and one watch pass that records the baseline. */
+  async function machineWithHook(on: Machine, answering: { ok: boolean }) {
+    const target = await startReceiver(servers, () => ({ status: answering.ok ? 204 : 500 }));
+    const added = await onFiles(on)(['hooks', 'add', target.url, '--events', 'item.*', '--retry-schedule', '1h,1h', '--insecure-storage', '--json']);
+    expect(added.exitCode, added.stderr).toBe(0);
+    target.secrets.push((JSON.parse(added.stdout) as { secret: string }).secret);
+    expect((await onFiles(on)(['watch', '--once', '--budget', '100/min', '--accounts', accountsFile(on)])).exitCode).toBe(0);
+    return target;
+  }
+
+  /** Two changes queued on `on`'s files, each tried once (HTTP 500) and waiting an hour for its retry. */
+  async function queueTwo(on: Machine, prefix: string) {
+    await addItem(`${prefix} one`);
+    await addItem(`${prefix} two`);
+    expect((await onFiles(on)(['watch', '--once', '--budget', '100/min', '--accounts', accountsFile(on)])).exitCode).not.toBe(10);
+    const pending = (await deliveries(onFiles(on))).filter((delivery) => delivery.status === 'pending');
+    expect(pending.map((delivery) => delivery.attempts)).toEqual([1, 1]);
+    return pending.map((delivery) => delivery.webhook_id);
+  }
+
+  it('moves pending deliveries into the store once, with their ids and bodies; the machine never sends them again; export moves them back out', async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    const answering = { ok: false };
+    const target = await machineWithHook(a, answering);
+    const ids = await queueTwo(a, 'queued on A');
+    const bodiesSentByA = new Map(target.received.map((request) => [request.id, request.body]));
+    expect([...bodiesSentByA.keys()].sort()).toEqual([...ids].sort());
+
+    const dryRun = await withStore(a)(['state', 'import', '--dry-run', '--json']);
+    expect(dryRun.exitCode, dryRun.stderr).toBe(0);
+    expect(outboxRow(dryRun.stdout)).toEqual({ ledger: 'webhook outbox', copied: 2, already_there: 0 });
+    expect(await sharedOutboxRows(namespace)).toBe(0);
+
+    const imported = await withStore(a)(['state', 'import']);
+    expect(imported.exitCode, imported.stderr).toBe(0);
+    expect(imported.stderr).toContain('webhook outbox: copied 2, 0 already there');
+    expect((await deliveries(withStore(a))).map(({ webhook_id, status, attempts }) => ({ webhook_id, status, attempts })).sort((x, y) => (x.webhook_id < y.webhook_id ? -1 : 1))).toEqual(
+      [...ids].sort().map((webhook_id) => ({ webhook_id, status: 'pending', attempts: 1 })),
+    );
+    expect((await deliveries(onFiles(a))).map((delivery) => delivery.status)).toEqual(['moved', 'moved']);
+
+    answering.ok = true;
+    const before = target.received.length;
+    expect((await onFiles(a)(['hooks', 'deliver', '--retry-now'])).exitCode).toBe(0);
+    expect(target.received.length).toBe(before);
+    const sent = await withStore(a)(['hooks', 'deliver', '--retry-now']);
+    expect(sent.exitCode, sent.stderr).toBe(0);
+    const sentByStore = target.received.slice(before);
+    expect(sentByStore.map((request) => request.id).sort()).toEqual([...ids].sort());
+    for (const request of sentByStore) {
+      expect(request.verified).toBe(true);
+      expect(request.body).toBe(bodiesSentByA.get(request.id));
+    }
+
+    const again = await withStore(a)(['state', 'import', '--json']);
+    expect(outboxRow(again.stdout)).toEqual({ ledger: 'webhook outbox', copied: 0, already_there: 2 });
+
+    // Out again: two more changes moved in, then exported to machine B's files, which sends them; the store does not.
+    answering.ok = false;
+    const later = await queueTwo(a, 'queued later on A');
+    expect(outboxRow((await withStore(a)(['state', 'import', '--json'])).stdout)).toEqual({ ledger: 'webhook outbox', copied: 2, already_there: 2 });
+    const b = machine('b', mock.keys.readOnly, namespace);
+    const exported = await withStore(b)(['state', 'export', '--json']);
+    expect(exported.exitCode, exported.stderr).toBe(0);
+    // The delivered history goes too (hooks deliveries and recover there know it), counted with the pending.
+    expect(outboxRow(exported.stdout)).toEqual({ ledger: 'webhook outbox', copied: 4, already_there: 0 });
+    answering.ok = true;
+    const beforeExport = target.received.length;
+    expect((await withStore(b)(['hooks', 'deliver', '--retry-now'])).exitCode).toBe(0);
+    expect(target.received.length).toBe(beforeExport);
+    expect((await onFiles(b)(['hooks', 'deliver', '--retry-now'])).exitCode).toBe(0);
+    expect(target.received.slice(beforeExport).map((request) => request.id).sort()).toEqual([...later].sort());
+    expect(outboxRow((await withStore(b)(['state', 'export', '--json'])).stdout)).toEqual({ ledger: 'webhook outbox', copied: 0, already_there: 4 });
+  }, 120_000);
+
+  it('beside a watch holding the lease, or one on the machine holding its outbox, import exits 10 naming it and copies nothing', async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    await machineWithHook(a, { ok: false });
+    await queueTwo(a, 'queued beside a watch');
+    const watch = startWatch(machine('b', mock.keys.readOnly, namespace));
+    await until(() => watch.told().some((event) => event.watch === 'holding'), 'B to hold the lease');
+
+    const imported = await withStore(a)(['state', 'import']);
+    expect(imported.exitCode).toBe(10);
+    expect(imported.stderr).toContain(`(pid ${watch.child.pid})`);
+    expect(await sharedOutboxRows(namespace)).toBe(0);
+    expect(JSON.parse((await withStore(a)(['hooks', 'list', '--json'])).stdout).hooks).toEqual([]);
+    expect((await deliveries(onFiles(a))).map((delivery) => delivery.status)).toEqual(['pending', 'pending']);
+
+    // The source's outbox too: a watch on A's files holds it, so nothing leaves A while it could send.
+    watch.child.kill('SIGKILL');
+    await watch.result;
+    const { TAXPREP_STATE_URL: _url, ...filesOnly } = a.env;
+    const { child, result } = startCli(['watch', '--budget', '100/min', '--accounts', accountsFile(a)], { env: filesOnly, home: a.home, stdin: 'ignore' });
+    running.push({ machine: a, child, result, output: { stdout: '', stderr: '' }, told: () => [], changes: () => [] });
+    const outboxLocked = () => (readdirSync(a.home, { recursive: true }) as string[]).some((file) => /outbox[\\/].*\.ndjson\.lock$/.test(file));
+    await until(outboxLocked, "A's watch to hold its outbox");
+    const besideLocalWatch = await withStore(a)(['state', 'import']);
+    expect(besideLocalWatch.exitCode).toBe(10);
+    expect(besideLocalWatch.stderr).toContain(`pid ${child.pid}`);
+    expect(await sharedOutboxRows(namespace)).toBe(0);
+    expect(JSON.parse((await withStore(a)(['hooks', 'list', '--json'])).stdout).hooks).toEqual([]);
+  }, 120_000);
+});

@@ -8,7 +8,9 @@ import { appDirectory } from '../../lib/paths';
  * fdatasync, compacted, locked) for deliveries. An `event` line queues one change for the hooks it
  * matched, with the exact body every attempt signs; an `attempt` line records an attempt's
  * outcome and when the next is due; a `redeliver` line makes a delivery due again from the start
- * of its schedule. One file per profile and base URL, as hooks and watch state are.
+ * of its schedule; a `moved` line says `taxprep state import` or `export` copied a delivery to
+ * another outbox, which sends it from then on (this one never does). One file per profile and
+ * base URL, as hooks and watch state are.
  *
  * A watch pass queues its changes under its `pass` id before its state is recorded, and the state
  * names that pass (`outbox_pass`) in the same rename that records the changes as seen; a `pass`
@@ -19,13 +21,13 @@ import { appDirectory } from '../../lib/paths';
 export const OUTBOX: LedgerKind = {
   label: 'webhook outbox',
   fileName: 'outbox.ndjson',
-  types: ['event', 'attempt', 'redeliver', 'pass'],
+  types: ['event', 'attempt', 'redeliver', 'pass', 'moved'],
   damagedHint: 'deliveries it held that were not sent are lost; `taxprep hooks recover` can send again what watch saw since a time',
   // 100,000 pending deliveries would otherwise hold 100,000 bodies in memory; each is read from the file when sent.
   keptOnDisk: ['body'],
   // Values that repeat: event names, hook ids, the time of the pass that saw or queued a change
   // (an attempt's time is its own: one copy of each would be kept for the life of the process).
-  sharedValues: { event: ['event', 'hooks', 'seen_at', 'at'], attempt: ['hook', 'result'] },
+  sharedValues: { event: ['event', 'hooks', 'seen_at', 'at'], attempt: ['hook', 'result'], moved: ['hook', 'to', 'at'] },
   // Attempt outcomes (appended without waiting) come as fast as receivers answer: written in groups.
   gatherMs: 25,
 };
@@ -89,10 +91,22 @@ export interface RedeliverEntry {
   at: string;
 }
 
-export type OutboxEntry = EventEntry | AttemptEntry | RedeliverEntry | PassEntry;
-export type OutboxLine = EventLine | AttemptEntry | RedeliverEntry | PassEntry;
+/** A delivery copied to another outbox by `state import` or `export`: settled here, sent there. */
+export interface MovedEntry {
+  type: 'moved';
+  id: string;
+  hook: string;
+  /** The outbox it was copied to, in words (the shared store, or a file). */
+  to: string;
+  /** Attempts made before it moved. */
+  attempt: number;
+  at: string;
+}
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type OutboxEntry = EventEntry | AttemptEntry | RedeliverEntry | PassEntry | MovedEntry;
+export type OutboxLine = EventLine | AttemptEntry | RedeliverEntry | PassEntry | MovedEntry;
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'moved';
 
 export interface Delivery {
   /** `<webhook-id>:<hook id>`: what `redeliver` takes. */
@@ -132,7 +146,7 @@ class QueuedDelivery implements Delivery {
   constructor(
     readonly event: EventEntry,
     readonly hook: string,
-    public last: EventEntry | RedeliverEntry | AttemptEntry,
+    public last: EventEntry | RedeliverEntry | AttemptEntry | MovedEntry,
   ) {}
 
   get id(): string {
@@ -144,19 +158,22 @@ class QueuedDelivery implements Delivery {
   }
 
   get status(): DeliveryStatus {
+    if (this.last.type === 'moved') return 'moved';
     return this.last.type !== 'attempt' || this.last.result === 'retry' ? 'pending' : this.last.result;
   }
 
   get attempts(): number {
-    return this.last.type === 'attempt' ? this.last.attempt : 0;
+    return this.last.type === 'attempt' || this.last.type === 'moved' ? this.last.attempt : 0;
   }
 
   get dueMs(): number {
+    if (this.last.type === 'moved') return Number.POSITIVE_INFINITY;
     if (this.last.type !== 'attempt') return timeOf(this.last.at);
     return this.last.next_at === undefined ? Number.POSITIVE_INFINITY : Date.parse(this.last.next_at);
   }
 
   get detail(): string | null {
+    if (this.last.type === 'moved') return `moved to ${this.last.to}`;
     return this.last.type === 'attempt' ? this.last.detail : null;
   }
 
@@ -165,7 +182,7 @@ class QueuedDelivery implements Delivery {
   }
 }
 
-/** Delivered deliveries stay listed this long, then compaction drops them. */
+/** Delivered (or moved) deliveries stay listed this long, then compaction drops them. */
 const DELIVERED_KEPT_MS = 7 * 86_400_000;
 
 export function deliveryKey(id: string, hook: string): string {
@@ -204,6 +221,11 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
           const open = this.openPasses.get(entry.pass) ?? [];
           this.openPasses.set(entry.pass, [...open, entry]);
         }
+        return;
+      }
+      case 'moved': {
+        const delivery = this.events.get(entry.id)?.find((candidate) => candidate.hook === entry.hook);
+        if (delivery !== undefined) delivery.last = entry;
         return;
       }
       case 'attempt': {
@@ -252,7 +274,7 @@ export class OutboxView extends LedgerState<OutboxEntry, OutboxLine> {
     // Events of an open pass keep their `pass`: compaction runs only when a watch opens the outbox, after settling.
     for (const deliveries of this.events.values()) {
       const event = deliveries[0].event;
-      if (deliveries.every((delivery) => delivery.status === 'delivered' && Date.parse(delivery.updated_at) < cutoff)) {
+      if (deliveries.every((delivery) => (delivery.status === 'delivered' || delivery.status === 'moved') && Date.parse(delivery.updated_at) < cutoff)) {
         this.events.delete(event.id);
         continue;
       }
@@ -340,6 +362,11 @@ export class Outbox extends OutboxView {
    */
   recordAttempt(entry: Omit<AttemptEntry, 'type'>): Promise<void> {
     return this.append({ type: 'attempt', ...entry }, { wait: false });
+  }
+
+  /** Settles deliveries copied to another outbox (`to`, in words), which sends them from then on. */
+  async markMoved(deliveries: readonly Delivery[], to: string, at: Date): Promise<void> {
+    await Promise.all(deliveries.map((delivery) => this.append({ type: 'moved', id: delivery.id, hook: delivery.hook, to, attempt: delivery.attempts, at: at.toISOString() })));
   }
 
   /** Makes a delivery due now from the start of its schedule; with a hook it was not queued for, adds it. */

@@ -6,7 +6,7 @@ import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
 import { hookIdArgument, parseSince, placedHooks } from './view';
 
-const STATUSES = ['pending', 'failed', 'delivered', 'all'] as const;
+const STATUSES = ['pending', 'failed', 'delivered', 'moved', 'all'] as const;
 
 export interface DeliveriesOptions {
   hook: string | undefined;

@@ -82,10 +82,10 @@ export const hooks: CommandSpec = {
     },
     {
       name: 'deliveries',
-      description: 'List deliveries: pending, failed, delivered',
+      description: 'List deliveries: pending, failed, delivered, moved',
       flags: [
         { flag: '--hook <hook>', help: 'only this hook' },
-        { flag: '--status <status>', help: 'which deliveries', values: ['pending', 'failed', 'delivered', 'all'], default: 'all' },
+        { flag: '--status <status>', help: 'which deliveries', values: ['pending', 'failed', 'delivered', 'moved', 'all'], default: 'all' },
         { flag: '--since <time>', help: 'only changes seen since: an ISO date or time, or a duration ago (24h, 7d)' },
       ],
       examples: ['taxprep hooks deliveries --status failed', 'taxprep hooks deliveries --hook hk_1a2b3c4d5e6f --since 24h --json'],

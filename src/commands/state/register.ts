@@ -1,7 +1,7 @@
 import type { CommandSpec } from '../spec';
 import { STATE } from '../exitCodes';
 
-const MOVE_CODES: CommandSpec['exitCodes'] = [...STATE, ['LOCKED', 'a run on some machine holds a ledger being written; nothing of that ledger was copied']];
+const MOVE_CODES: CommandSpec['exitCodes'] = [...STATE, ['LOCKED', 'a watch holds an outbox (nothing copied), or a run on some machine a ledger (none of it copied)']];
 
 /** `taxprep state`: the shared store of a team (docs/team.md). */
 export const state: CommandSpec = {
@@ -27,7 +27,9 @@ export const state: CommandSpec = {
         'second run copies nothing. Unfinished batch runs are not copied: finish them here first.\n' +
         'Each rule learned from the service is copied where the store has none or an older one.\n' +
         'The hooks of this profile and base URL are copied by id, and the watch state when the\n' +
-        'store has none; the webhook outbox is not: run taxprep hooks deliver --wait here first.',
+        'store has none. The webhook outbox moves: each delivery keeps its webhook-id, body and\n' +
+        'schedule, and is marked moved here, never sent from here again. A watch holding this\n' +
+        "machine's outbox or the store's lease: exit 10, nothing copied (docs/team.md).",
       exitCodes: MOVE_CODES,
       load: () => import('./import'),
     },
@@ -40,8 +42,10 @@ export const state: CommandSpec = {
       ],
       examples: ['taxprep state export --to backup/', 'taxprep state export --dry-run'],
       notes:
-        'Also the hooks (by id, into hooks.json) and the watch state (when the target has none; watch-state.json under --to).\n' +
-        'And the rules learned from the service, where the target has none or an older one (learned.json under --to).',
+        'Also the hooks (by id, into hooks.json), the watch state (when the target has none;\n' +
+        'watch-state.json under --to) and the webhook outbox (outbox.ndjson under --to), whose\n' +
+        'deliveries are marked moved in the store and sent from the files from then on; and the rules\n' +
+        'learned from the service, where the target has none or an older one (learned.json under --to).',
       exitCodes: MOVE_CODES,
       load: () => import('./export'),
     },
