@@ -90,15 +90,17 @@ export function requestId(now: Date): string {
 export function fileInbox(outboxPath: string): HooksInbox {
   const directory = inboxOf(outboxPath);
   const fileOf = (id: string) => join(directory, `${id}.json`);
-  const remove = async (id: string) => {
+  /** Whether the request's file was there for `use` (then it has read or removed it). */
+  const present = async (id: string, use: (file: string) => Promise<unknown>) => {
     try {
-      await unlink(fileOf(id));
+      await use(fileOf(id));
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw error;
     }
   };
+  const remove = (id: string) => present(id, unlink);
   return {
     async submit(request, now) {
       const id = requestId(now);
@@ -106,15 +108,7 @@ export function fileInbox(outboxPath: string): HooksInbox {
       await writeFileAtomically(fileOf(id), `${JSON.stringify(request)}\n`, { durable: true });
       return id;
     },
-    async waiting(id) {
-      try {
-        await readFile(fileOf(id));
-        return true;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-        throw error;
-      }
-    },
+    waiting: (id) => present(id, (file) => readFile(file)),
     withdraw: remove,
     async applyAll(outbox, at) {
       let names: string[];
