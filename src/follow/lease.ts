@@ -22,15 +22,24 @@ export const MIN_LEASE_MS = 3_000;
 /** The longest `--lease`: past it a dead holder leaves the team unwatched for longer than a pass at the default budget. */
 export const MAX_LEASE_MS = 600_000;
 
+/**
+ * What holds a lease: a `watch`, which takes the requests of hooks commands on any machine while
+ * it runs (src/hooks/requests.ts), or a `hooks` command (`hooks deliver`, `redeliver`, `recover`)
+ * holding it for its own run, which takes none, so that nobody hands it work.
+ */
+export type HolderKind = 'watch' | 'hooks';
+
 /** Who holds a lease: enough to find the process, and a random token that no other run shares (two machines may share a host name, a pid recurs). */
 export interface LeaseHolder {
   host: string;
   pid: number;
   token: string;
+  /** Absent from a lease taken by a taxprep before hooks commands handed work to a watch: not a watch to hand work to. */
+  kind?: HolderKind;
 }
 
-export function newHolder(): LeaseHolder {
-  return { host: hostname(), pid: process.pid, token: randomBytes(9).toString('base64url') };
+export function newHolder(kind: HolderKind): LeaseHolder {
+  return { host: hostname(), pid: process.pid, token: randomBytes(9).toString('base64url'), kind };
 }
 
 /** How often a standby looks whether the lease is free: a sixth of the lease. */
@@ -69,10 +78,10 @@ const LEASE_TABLE = 'taxprep_state.watch_lease';
  */
 export async function takeLease(sql: TeamSql, scope: TeamScope, holder: LeaseHolder, leaseMs: number): Promise<TakeResult> {
   const taken = await sql.query<{ fence: string }>(
-    `INSERT INTO ${LEASE_TABLE} AS lease (namespace, base_url, holder, fence, expires_at)
-     VALUES ($1, $2, $3, 1, now() + $4 * interval '1 millisecond')
+    `INSERT INTO ${LEASE_TABLE} AS lease (namespace, base_url, holder, fence, expires_at, taken_at)
+     VALUES ($1, $2, $3, 1, now() + $4 * interval '1 millisecond', now())
      ON CONFLICT (namespace, base_url) DO UPDATE
-       SET holder = EXCLUDED.holder, fence = lease.fence + 1, expires_at = EXCLUDED.expires_at
+       SET holder = EXCLUDED.holder, fence = lease.fence + 1, expires_at = EXCLUDED.expires_at, taken_at = EXCLUDED.taken_at
        WHERE lease.expires_at <= now()
      RETURNING fence`,
     [scope.namespace, scope.baseUrl, JSON.stringify(holder), leaseMs],
@@ -85,6 +94,16 @@ export async function takeLease(sql: TeamSql, scope: TeamScope, holder: LeaseHol
   // Released between the two statements: the next poll takes it.
   if (current[0] === undefined) return { taken: false, current: { holder: { host: '?', pid: 0, token: '' }, expires_at: new Date(0).toISOString() } };
   return { taken: false, current: { holder: JSON.parse(current[0].holder) as LeaseHolder, expires_at: current[0].expires_at } };
+}
+
+/** The lease's holder while its lease runs (none: free, or its holder's time ran out), and since when it holds it, on the database's clock. */
+export async function currentHolder(sql: TeamSql, scope: TeamScope): Promise<{ holder: LeaseHolder; taken_at: string } | undefined> {
+  const rows = await sql.query<{ holder: string; taken_at: string }>(
+    `SELECT holder, to_json(taken_at) #>> '{}' AS taken_at FROM ${LEASE_TABLE} WHERE namespace = $1 AND base_url = $2 AND expires_at > now()`,
+    [scope.namespace, scope.baseUrl],
+  );
+  const row = rows[0];
+  return row === undefined ? undefined : { holder: JSON.parse(row.holder) as LeaseHolder, taken_at: row.taken_at };
 }
 
 /** Renews the lease; false when it was lost (it expired and another took it, or it expired unrenewed). */

@@ -7,7 +7,7 @@ import { sanitizeLine } from '../output/sanitize';
 import type { Clock, Context } from '../types';
 import { Deliverer } from './deliverer';
 import { eventsFor } from './queue';
-import { acquireWatchLock, applyRequests, onRequest } from './requests';
+import { acquireWatchLock, fileInbox, type HooksInbox } from './requests';
 import { defaultHooksPath, hooksFile, inScope, type HooksStore, type Scope } from './store';
 
 /** How long watch waits for the watch's lock (another watch runs) and the outbox's (a hooks command holds it) before exit 10. */
@@ -38,11 +38,10 @@ export interface OpenedOutbox {
   /** See `DelivererOptions.claim`. */
   claim?: (delivery: Delivery, attempt: number) => Promise<void>;
   /**
-   * The outbox file whose inbox (./requests.ts) takes the requests of `hooks redeliver`, `recover`
-   * and `deliver` while this watch holds it. Absent under a shared store, where those commands
-   * take the lease themselves.
+   * Where the requests of `hooks redeliver`, `recover` and `deliver` wait for this watch while it
+   * holds the outbox (./requests.ts): beside the outbox file, or in the shared store.
    */
-  inbox?: string;
+  inbox: HooksInbox;
 }
 
 /** Where a watch finds its hooks, and how it opens the outbox for writing. */
@@ -68,7 +67,7 @@ export function watchHooksFiles(ctx: Pick<Context, 'env' | 'clock'>, scope: Scop
           await lock?.release();
           await watchLock.release();
         };
-        return { outbox: await Outbox.open(outboxPath), release, inbox: outboxPath };
+        return { outbox: await Outbox.open(outboxPath), release, inbox: fileInbox(outboxPath) };
       } catch (error) {
         await lock?.release();
         await watchLock.release();
@@ -109,9 +108,7 @@ export async function openWatchHooks(
   // One application at a time: two that read the same request would both apply it.
   let applying = Promise.resolve();
   const takeRequests = () => {
-    applying = applying.catch(() => undefined).then(async () => {
-      if (inbox !== undefined) await applyRequests(outbox, inbox, ctx.clock.now());
-    });
+    applying = applying.catch(() => undefined).then(async () => void (await inbox.applyAll(outbox, ctx.clock.now())));
     return applying;
   };
   // A request is applied as it lands, even while a sweep is sending (a mark on a delivery in
@@ -119,12 +116,8 @@ export async function openWatchHooks(
   const onRequestLanded = () => {
     takeRequests().then(wakeSender, (error: unknown) => note(`hooks: a request of hooks redeliver, recover or deliver was not applied (${sanitizeLine((error as Error).message)}); it waits for the next pass`));
   };
-  const watchInbox = async () =>
-    inbox === undefined
-      ? undefined
-      : onRequest(inbox, stopping, onRequestLanded).catch((error: unknown) =>
-      note(`hooks: requests of hooks redeliver, recover and deliver are taken at each pass only (${sanitizeLine((error as Error).message)})`),
-    );
+  const watchInbox = () =>
+    inbox.onRequest(stopping, onRequestLanded).catch((error: unknown) => note(`hooks: requests of hooks redeliver, recover and deliver are taken at each pass only (${sanitizeLine((error as Error).message)})`));
   const background = options.background ? Promise.all([deliverInBackground(deliverer, ctx.clock, stopping, () => wake.signal, takeRequests, note), watchInbox()]) : Promise.resolve();
 
   return {

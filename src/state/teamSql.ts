@@ -10,6 +10,12 @@ import type { SharedStore } from './backend';
 export interface TeamSql {
   query<R extends Record<string, unknown> = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
   transaction<T>(work: (tx: TeamSql) => Promise<T>): Promise<T>;
+  /**
+   * Calls `notified` at each NOTIFY on `channel` (an identifier of ours, never a user's text) until
+   * `signal` aborts, on a connection of its own, which it then closes; a lost connection ends it
+   * with the store's failure.
+   */
+  listen(channel: string, signal: AbortSignal, notified: () => void): Promise<void>;
 }
 
 /** The rows a watch reads and writes: its namespace and the service's base URL, as every piece of shared state. */
@@ -40,6 +46,28 @@ export function teamSqlOf(store: SharedStore): TeamSql {
         client.release();
       }
     },
+    async listen(channel, signal, notified) {
+      const client = await store.connect();
+      const onNotification = (message: { channel: string }) => {
+        if (message.channel === channel) notified();
+      };
+      client.on('notification', onNotification);
+      try {
+        await client.query(`LISTEN ${channel}`);
+        await new Promise<void>((resolve, reject) => {
+          if (signal.aborted) return resolve();
+          signal.addEventListener('abort', () => resolve(), { once: true });
+          client.once('error', reject);
+          client.once('end', () => reject(new Error('Connection terminated unexpectedly')));
+        });
+      } catch (error) {
+        throw failure(error);
+      } finally {
+        client.removeListener('notification', onNotification);
+        // Closed, not put back: a pooled connection would go on listening.
+        client.release(true);
+      }
+    },
   };
 }
 
@@ -53,5 +81,6 @@ function onClient(client: PoolClient, failure: (error: unknown) => unknown): Tea
       }
     },
     transaction: () => Promise.reject(new Error('a transaction within a transaction')),
+    listen: () => Promise.reject(new Error('a listener within a transaction')),
   };
 }

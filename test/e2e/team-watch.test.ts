@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -257,6 +258,121 @@ describe.skipIf(unavailable !== undefined)('hooks with a shared store', () => {
     await runCli(['hooks', 'add', 'https://crm.example.com/in'], { env: a.env, home: a.home });
     expect(JSON.parse((await runCli(['hooks', 'list', '--json'], { env: other.env, home: other.home })).stdout).hooks).toEqual([]);
   }, 60_000);
+});
+
+/** The requests waiting in the namespace's inbox (taxprep_state.hooks_requests). */
+const requestsWaiting = async (namespace: string) =>
+  (await database.query<{ id: string }>('SELECT id FROM taxprep_state.hooks_requests WHERE namespace = $1 AND base_url = $2', [namespace, mock.baseUrl])).rows.map((row) => row.id);
+
+/** The outbox's redeliver lines that name `request`: a request applied once has its lines once. */
+const redeliverLinesOf = async (namespace: string, request: string) =>
+  (await database.query("SELECT 1 FROM taxprep_state.ledger_lines WHERE namespace = $1 AND base_url = $2 AND kind = 'outbox' AND entry->>'type' = 'redeliver' AND entry->>'request' = $3", [namespace, mock.baseUrl, request])).rowCount;
+
+/** The lease as another machine's process would hold it for a minute (a watch hung, or `hooks deliver --wait`), or given up. */
+async function holdLease(namespace: string, holder: { kind: 'watch' | 'hooks' } | undefined): Promise<void> {
+  await database.query(
+    `INSERT INTO taxprep_state.watch_lease (namespace, base_url, holder, fence, expires_at, taken_at) VALUES ($1, $2, $3, 1, now() + $4::interval, now())
+     ON CONFLICT (namespace, base_url) DO UPDATE SET holder = EXCLUDED.holder, fence = watch_lease.fence + 1, expires_at = EXCLUDED.expires_at, taken_at = EXCLUDED.taken_at`,
+    [namespace, mock.baseUrl, JSON.stringify({ host: 'machine-c', pid: 4242, token: 'test', ...holder }), holder === undefined ? '0 seconds' : '1 minute'],
+  );
+}
+
+describe.skipIf(unavailable !== undefined)('hooks redeliver, recover and deliver on one machine, the watch on another', () => {
+  it("hand the team's watch their work, which sends it at once under the same webhook-id; without a watch the command applies it itself", async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    const b = machine('b', mock.keys.readOnly, namespace);
+    let up = false;
+    const target = await startReceiver(servers, () => ({ status: up ? 204 : 500 }));
+    // A retry an hour away: what a receiver back after failures would otherwise wait for.
+    const added = await runCli(['hooks', 'add', target.url, '--events', 'item.*', '--retry-schedule', '1h,1h', '--timeout', '1s', '--json'], { env: a.env, home: a.home });
+    expect(added.exitCode, added.stderr).toBe(0);
+    const hook = JSON.parse(added.stdout) as { id: string; secret: string };
+    target.secrets.push(hook.secret);
+    const watchA = startWatch(a);
+    await until(() => watchA.told().some((event) => event.watch === 'holding'), 'A to hold the lease');
+    await until(() => baselineHasProject5001(namespace), 'the baseline recorded');
+    await addItem('Sign the engagement letter');
+    await until(() => target.received.length === 1, 'the first attempt (answered 500)');
+    const onA = `a watch is running \\(on ${hostname()}, pid ${watchA.child.pid}, since \\d{4}-\\d\\d-\\d\\dT[^)]+\\)`;
+
+    up = true;
+    const retried = await runCli(['--verbose', 'hooks', 'deliver', '--retry-now'], { env: b.env, home: b.home });
+    expect(retried.exitCode, retried.stderr).toBe(0);
+    expect(retried.stderr).toMatch(new RegExp(`^hooks deliver: 1 delivered, 0 to retry, 0 failed; ${onA} and sent them\\.\\n$`));
+    expect(target.received).toHaveLength(2);
+    const id = target.received[0]!.id;
+
+    const redelivered = await runCli(['hooks', 'redeliver', id], { env: b.env, home: b.home });
+    expect(redelivered.exitCode, redelivered.stderr).toBe(0);
+    expect(redelivered.stderr).toMatch(new RegExp(`^1 delivery is due again; ${onA} and sends it now\\.\\n$`));
+    await until(() => target.received.length === 3, 'the redelivery');
+
+    const recovered = await runCli(['hooks', 'recover', hook.id, '--since', '1h'], { env: b.env, home: b.home });
+    expect(recovered.exitCode, recovered.stderr).toBe(0);
+    expect(recovered.stderr).toMatch(new RegExp(`^1 change is due again for ${hook.id}; ${onA} and sends it now\\.\\n$`));
+    await until(() => target.received.length === 4, 'the recovery');
+
+    // Nothing more: each request was applied once, and none is left waiting.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(target.received.map((request) => request.id)).toEqual([id, id, id, id]);
+    expect(target.received.every((request) => request.verified)).toBe(true);
+    expect(await requestsWaiting(namespace)).toEqual([]);
+    // The watch was woken by each request's NOTIFY: it never fell back to taking them at each pass.
+    expect(watchA.output.stderr).not.toContain('taken at each pass only');
+    watchA.child.kill('SIGINT');
+    expect((await watchA.result).exitCode).toBe(130);
+
+    // No watch: B applies the request itself under the lease, and hooks deliver sends it.
+    const alone = await runCli(['hooks', 'redeliver', id], { env: b.env, home: b.home });
+    expect(alone.exitCode, alone.stderr).toBe(0);
+    expect(alone.stderr).toBe('1 delivery is due again; taxprep hooks deliver (or the next watch) sends it.\n');
+    expect(await requestsWaiting(namespace)).toEqual([]);
+    const sent = await runCli(['hooks', 'deliver', '--json'], { env: b.env, home: b.home });
+    expect(JSON.parse(sent.stdout)).toMatchObject({ delivered: 1, retried: 0, failed: 0 });
+    expect(target.received.map((request) => request.id)).toEqual([id, id, id, id, id]);
+  }, 120_000);
+
+  it('a request left waiting (Ctrl-C, the watch hung) is applied once by the next watch to hold the lease; a hooks command holding it is no watch: exit 10, the request taken back', async () => {
+    const namespace = freshNamespace();
+    const a = machine('a', mock.keys.acme, namespace);
+    const b = machine('b', mock.keys.readOnly, namespace);
+    const target = await receiver();
+    const added = await runCli(['hooks', 'add', target.url, '--events', 'item.*', '--json'], { env: a.env, home: a.home });
+    target.secrets.push((JSON.parse(added.stdout) as { secret: string }).secret);
+    const once = () => runCli(['watch', '--once', '--budget', '100/min', '--accounts', accountsFile(a)], { env: a.env, home: a.home });
+    expect((await once()).exitCode).toBe(0);
+    await addItem('Upload the W-2');
+    expect((await once()).exitCode).toBe(0);
+    expect(target.received).toHaveLength(1);
+    const id = target.received[0]!.id;
+
+    // Another machine's hooks deliver --wait holds the lease: not a watch to hand work to.
+    await holdLease(namespace, { kind: 'hooks' });
+    const refused = await runCli(['hooks', 'redeliver', id], { env: b.env, home: b.home });
+    expect(refused.exitCode).toBe(10);
+    expect(refused.stderr).toContain('is in use by taxprep hooks on machine-c (pid 4242); nothing was sent');
+    expect(await requestsWaiting(namespace)).toEqual([]);
+
+    // A watch on machine-c holds the lease and hangs: the request waits for it until Ctrl-C.
+    await holdLease(namespace, { kind: 'watch' });
+    const waiting = startCli(['hooks', 'redeliver', id], { env: b.env, home: b.home, stdin: 'ignore' });
+    await until(async () => (await requestsWaiting(namespace)).length === 1, 'the request in the inbox');
+    waiting.child.kill('SIGINT');
+    const interrupted = await waiting.result;
+    expect(interrupted.exitCode).toBe(130);
+    expect(interrupted.stderr).toMatch(/interrupted: a watch is running \(on machine-c, pid 4242, since \d{4}-\d\d-\d\dT[^)]+\) and has not taken the request yet; it stays in the outbox's inbox, and the watch \(or the next run to open the outbox\) applies it/);
+    const [left] = await requestsWaiting(namespace);
+
+    // machine-c's watch died: the next to hold the lease applies the request, once.
+    await holdLease(namespace, undefined);
+    expect((await once()).exitCode).toBe(0);
+    expect(await requestsWaiting(namespace)).toEqual([]);
+    expect(await redeliverLinesOf(namespace, left!)).toBe(1);
+    expect(target.received.map((request) => request.id)).toEqual([id, id]);
+    expect(JSON.parse((await runCli(['hooks', 'deliver', '--json'], { env: b.env, home: b.home })).stdout)).toMatchObject({ delivered: 0, retried: 0, failed: 0 });
+    expect(target.received).toHaveLength(2);
+  }, 120_000);
 });
 
 describe.skipIf(unavailable !== undefined)('state import and export of the hooks and the watch state', () => {

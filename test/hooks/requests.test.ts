@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Outbox, readOutbox, type EventLine } from '../../src/batch/ledgers/outbox';
-import { applyRequests, submitRequest } from '../../src/hooks/requests';
+import { fileInbox } from '../../src/hooks/requests';
 
 // The inbox through which hooks redeliver, recover and deliver hand their work to the holder of
 // the outbox (a running watch): each request applied once, even after a crash that left its file.
@@ -33,9 +33,10 @@ describe('requests handed to the holder of the outbox', () => {
     await outbox.queue([event('msg_1'), event('msg_2')]);
     await outbox.recordAttempt({ id: 'msg_2', hook: 'hk_a', attempt: 1, result: 'retry', detail: 'HTTP 500', next_at: '2026-11-27T10:30:00Z', at: AT.toISOString() });
 
-    const first = await submitRequest(path, { marks: [{ id: 'msg_1', hook: 'hk_a' }], retry_waiting: false }, AT);
-    const second = await submitRequest(path, { marks: [], retry_waiting: true }, new Date(AT.getTime() + 1));
-    expect(await applyRequests(outbox, path, AT)).toBe(2);
+    const inbox = fileInbox(path);
+    const first = await inbox.submit({ marks: [{ id: 'msg_1', hook: 'hk_a' }], retry_waiting: false }, AT);
+    const second = await inbox.submit({ marks: [], retry_waiting: true }, new Date(AT.getTime() + 1));
+    expect(await inbox.applyAll(outbox, AT)).toBe(2);
     expect(redeliverLines(path).map((line) => line.request)).toEqual([first, second]);
     expect(readdirSync(`${path}.requests`)).toEqual([]);
     expect(outbox.get('msg_2:hk_a')).toMatchObject({ status: 'pending', attempts: 0 });
@@ -44,7 +45,7 @@ describe('requests handed to the holder of the outbox', () => {
     writeFileSync(join(`${path}.requests`, `${first}.json`), `${JSON.stringify({ marks: [{ id: 'msg_1', hook: 'hk_a' }], retry_waiting: false })}\n`);
     await outbox.close();
     const reopened = await Outbox.open(path);
-    expect(await applyRequests(reopened, path, AT)).toBe(0);
+    expect(await inbox.applyAll(reopened, AT)).toBe(0);
     expect(redeliverLines(path)).toHaveLength(2);
     expect(readdirSync(`${path}.requests`)).toEqual([]);
     await reopened.close();
@@ -54,9 +55,10 @@ describe('requests handed to the holder of the outbox', () => {
   it('leaves a file that is not a request where it is, for a person to look at', async () => {
     const path = outboxPath();
     const outbox = await Outbox.open(path);
-    await submitRequest(path, { marks: [], retry_waiting: false }, AT);
+    const inbox = fileInbox(path);
+    await inbox.submit({ marks: [], retry_waiting: false }, AT);
     writeFileSync(join(`${path}.requests`, 'stray.json'), 'not json');
-    expect(await applyRequests(outbox, path, AT)).toBe(0);
+    expect(await inbox.applyAll(outbox, AT)).toBe(0);
     expect(readdirSync(`${path}.requests`)).toEqual(['stray.json']);
     await outbox.close();
   });

@@ -33,7 +33,7 @@ afterAll(async () => {
 
 const freshScope = (): TeamScope => ({ namespace: `lease-${randomBytes(4).toString('hex')}`, baseUrl: BASE });
 const taken = async (scope: TeamScope, leaseMs: number): Promise<HeldLease> => {
-  const result = await takeLease(sql, scope, newHolder(), leaseMs);
+  const result = await takeLease(sql, scope, newHolder('watch'), leaseMs);
   if (!result.taken) throw new Error('the lease was not taken');
   return result.lease;
 };
@@ -44,7 +44,7 @@ describe.skipIf(unavailable !== undefined)('the watch lease', () => {
     const scope = freshScope();
     const first = await taken(scope, 400);
     expect(first.fence).toBe(1);
-    const second = newHolder();
+    const second = newHolder('watch');
     const refused = await takeLease(sql, scope, second, 400);
     expect(refused).toMatchObject({ taken: false, current: { holder: first.holder } });
     await sleep(450);
@@ -63,16 +63,16 @@ describe.skipIf(unavailable !== undefined)('the watch lease', () => {
       await sleep(150);
       expect(await renewLease(sql, scope, lease, 300)).toBe(true);
     }
-    expect((await takeLease(sql, scope, newHolder(), 300)).taken).toBe(false);
+    expect((await takeLease(sql, scope, newHolder('watch'), 300)).taken).toBe(false);
     await releaseLease(sql, scope, lease);
-    expect(await takeLease(sql, scope, newHolder(), 300)).toMatchObject({ taken: true, lease: { fence: 2 } });
+    expect(await takeLease(sql, scope, newHolder('watch'), 300)).toMatchObject({ taken: true, lease: { fence: 2 } });
   });
 
   it('of two standbys trying at once, exactly one takes it over', async () => {
     const scope = freshScope();
     await taken(scope, 100);
     await sleep(150);
-    const tries = await Promise.all(Array.from({ length: 6 }, () => takeLease(sql, scope, newHolder(), 5_000)));
+    const tries = await Promise.all(Array.from({ length: 6 }, () => takeLease(sql, scope, newHolder('watch'), 5_000)));
     expect(tries.filter((attempt) => attempt.taken)).toHaveLength(1);
   });
 

@@ -1,9 +1,8 @@
 import { readOutbox, type Delivery, type Outbox, type OutboxView } from '../../batch/ledgers/outbox';
 import { EXIT, LedgerLockedError } from '../../errors';
 import { Deliverer, type DelivererOptions, type SweepResult } from '../../hooks/deliverer';
-import { describeWatch, runningWatch, waitingRetries } from '../../hooks/requests';
+import { describeWatch, waitingRetries, type RunningWatch } from '../../hooks/requests';
 import { inScope } from '../../hooks/store';
-import type { LockOwner } from '../../lib/fileLock';
 import { createOutput } from '../../output';
 import type { Context } from '../../types';
 import type { RawInvocation } from '../types';
@@ -35,19 +34,18 @@ export async function run(ctx: Context, options: DeliverOptions): Promise<number
   const place = await hooksPlaceOf(ctx);
   const out = createOutput(ctx);
   const signal = ctx.interrupted();
-  const { inbox } = place;
-  let watch = inbox === undefined ? undefined : await runningWatch(inbox);
+  let watch = await place.inbox.runningWatch();
   let totals: Totals | undefined;
   while (totals === undefined) {
-    if (watch !== undefined && inbox !== undefined) {
-      ({ watch, totals } = await besideWatch(ctx, { ...place, inbox }, options, signal));
+    if (watch !== undefined) {
+      ({ watch, totals } = await besideWatch(ctx, place, options, signal));
       continue;
     }
     try {
       totals = await place.withOutbox((outbox, claim) => deliverHere(ctx, place, outbox, claim, options, signal));
     } catch (error) {
-      // A watch that started in between holds the outbox file: it is handed the work instead.
-      watch = error instanceof LedgerLockedError && inbox !== undefined ? await runningWatch(inbox) : undefined;
+      // A watch that started in between holds the outbox: it is handed the work instead.
+      watch = error instanceof LedgerLockedError ? await place.inbox.runningWatch() : undefined;
       if (watch === undefined) throw error;
     }
   }
@@ -85,19 +83,19 @@ async function deliverHere(ctx: Context, place: HooksPlace, outbox: Outbox, clai
  * the totals are what became of the deliveries pending when this run began. A watch that stops
  * before it took the request leaves the sending to this run (`totals` undefined).
  */
-async function besideWatch(ctx: Context, place: HooksPlace & { inbox: string }, options: DeliverOptions, signal: AbortSignal): Promise<{ watch: LockOwner | undefined; totals: Totals | undefined }> {
-  const { inbox: path, scope } = place;
-  const before = new Map([...(await readOutbox(path)).all()].filter((delivery) => delivery.status === 'pending').map((delivery) => [delivery.key, delivery.attempts]));
+async function besideWatch(ctx: Context, place: HooksPlace, options: DeliverOptions, signal: AbortSignal): Promise<{ watch: RunningWatch | undefined; totals: Totals | undefined }> {
+  const { outboxLines, scope } = place;
+  const before = new Map([...(await readOutbox(outboxLines)).all()].filter((delivery) => delivery.status === 'pending').map((delivery) => [delivery.key, delivery.attempts]));
   const watch = await handOver(ctx, place, { marks: [], retry_waiting: options.retryNow });
   if (watch === undefined) return { watch, totals: undefined };
   for (;;) {
-    const outbox = await readOutbox(path);
+    const outbox = await readOutbox(outboxLines);
     const enabled = new Set((await place.store.read()).filter((hook) => hook.enabled && inScope(hook, scope)).map((hook) => hook.id));
     const pending = [...outbox.all()].filter((delivery) => delivery.status === 'pending' && enabled.has(delivery.hook));
     const nowMs = ctx.clock.now().getTime();
     const settled = options.wait ? pending.length === 0 : pending.every((delivery) => delivery.dueMs > nowMs);
     if (settled || signal.aborted) return { watch, totals: totalsSince(before, outbox, pending) };
-    if ((await runningWatch(path)) === undefined) return { watch: undefined, totals: undefined };
+    if ((await place.inbox.runningWatch()) === undefined) return { watch: undefined, totals: undefined };
     await ctx.clock.sleep(WATCH_POLL_MS, signal).catch(() => undefined);
   }
 }

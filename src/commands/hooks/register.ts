@@ -4,7 +4,7 @@ import type { ArgumentSpec, CommandSpec } from '../spec';
 /** Commands that change the hooks file, under its lock. */
 const HOOKS_FILE: CommandSpec['exitCodes'] = [['LOCKED', 'another taxprep run held the hooks file for 10 seconds; nothing was changed']];
 /** Commands that change the outbox: a running watch is handed their work; another hooks command holding it makes them wait. */
-const OUTBOX: CommandSpec['exitCodes'] = [['LOCKED', 'another hooks command (not a watch) held the outbox for 2 seconds; nothing was changed'], ['INTERRUPTED', 'Ctrl-C before the running watch took the request, which it still applies']];
+const OUTBOX: CommandSpec['exitCodes'] = [['LOCKED', 'another hooks command (not a watch) held the outbox for 2 seconds; nothing was changed'], ['INTERRUPTED', 'Ctrl-C before the running watch took the request, which it (or the next to hold the outbox) still applies']];
 
 const HOOK: ArgumentSpec = { name: '<hook>', help: 'hook id (hk_...), as hooks list shows it' };
 
@@ -97,7 +97,7 @@ export const hooks: CommandSpec = {
       description: 'Make deliveries due again (same webhook-id); a running watch sends them at once, else hooks deliver',
       arguments: [{ name: '<delivery...>', help: 'a delivery (<webhook-id>:<hook>) or a webhook-id (all its hooks)' }],
       examples: ["taxprep hooks deliveries --status failed --json | jq -r '.deliveries[].delivery' | xargs taxprep hooks redeliver"],
-      notes: 'It only marks deliveries due; beside a running watch the watch sends them at once. Guide: docs/webhooks.md.',
+      notes: "It only marks deliveries due; beside a running watch (with a shared store: the team's watch, on any machine) the watch sends them at once. Guide: docs/webhooks.md.",
       exitCodes: OUTBOX,
       load: () => import('./redeliver'),
     },
@@ -118,7 +118,7 @@ export const hooks: CommandSpec = {
         { flag: '--retry-now', help: 'also send now what waits for a retry (a receiver back after failures); schedules start again' },
       ],
       examples: ['*/5 * * * * taxprep hooks deliver', 'taxprep hooks deliver --retry-now'],
-      notes: 'Beside a running watch the watch sends (this run hands it the work and reports what\nit sent). Exit 0; 9 when a delivery failed for good in this run.',
+      notes: "Beside a running watch (with a shared store: the team's watch, on any machine) the watch sends (this run hands it the work and reports what it sent). Exit 0; 9 when a delivery failed for good in this run.",
       exitCodes: [['PARTIAL', 'a delivery failed for good in this run'], ['LOCKED', 'another hooks command (not a watch) held the outbox for 2 seconds; nothing was sent'], 'INTERRUPTED'],
       load: () => import('./deliver'),
     },

@@ -1,7 +1,6 @@
 import { readOutbox, type OutboxView } from '../../batch/ledgers/outbox';
 import { InterruptedError, LedgerLockedError, UsageError } from '../../errors';
-import { describeWatch, requestWaiting, removeRequest, runningWatch, submitRequest, type HooksRequest } from '../../hooks/requests';
-import type { LockOwner } from '../../lib/fileLock';
+import { describeWatch, type HooksRequest, type RunningWatch } from '../../hooks/requests';
 import { formatDuration, parseDuration, durationRule } from '../../lib/duration';
 import { redactSecret } from '../../hooks/sign';
 import { hooksPlaceOf, type HooksPlace } from '../../hooks/place';
@@ -84,26 +83,18 @@ export async function editHook(ctx: Context, id: string, change: (hook: Hook, ho
 
 /**
  * Makes deliveries due again, chosen by `choose` from the outbox as it stands (it may throw: then
- * nothing changed). Beside the outbox file: handed to the running watch, which sends them at once,
- * or applied here when no watch runs; in a shared store: applied under the lease (a watch holding
- * it: exit 10). Returns how many, and the watch that took them.
+ * nothing changed): handed to the running watch, on this machine or, in a shared store, on any
+ * machine of the team, which sends them at once; or applied here when no watch runs. Returns how
+ * many, and the watch that took them.
  */
-export async function markDue(ctx: Context, place: HooksPlace, choose: (outbox: OutboxView) => HooksRequest['marks']): Promise<{ count: number; watch: LockOwner | undefined }> {
-  if (place.inbox === undefined) {
-    const count = await place.withOutbox(async (outbox) => {
-      const marks = choose(outbox);
-      await Promise.all(marks.map((mark) => outbox.redeliver(mark.id, mark.hook, ctx.clock.now())));
-      return marks.length;
-    });
-    return { count, watch: undefined };
-  }
-  const marks = choose(await readOutbox(place.inbox));
-  const watch = await handOver(ctx, { ...place, inbox: place.inbox }, { marks, retry_waiting: false });
+export async function markDue(ctx: Context, place: HooksPlace, choose: (outbox: OutboxView) => HooksRequest['marks']): Promise<{ count: number; watch: RunningWatch | undefined }> {
+  const marks = choose(await readOutbox(place.outboxLines));
+  const watch = await handOver(ctx, place, { marks, retry_waiting: false });
   return { count: marks.length, watch };
 }
 
 /** Who sends what a command made due: the running watch that took it, or the next run. */
-export function whoSends(watch: LockOwner | undefined, them: string): string {
+export function whoSends(watch: RunningWatch | undefined, them: string): string {
   return watch === undefined ? `taxprep hooks deliver (or the next watch) sends ${them}` : `${describeWatch(watch)} and sends ${them} now`;
 }
 
@@ -111,27 +102,28 @@ export function whoSends(watch: LockOwner | undefined, them: string): string {
 const HAND_OVER_POLL_MS = 50;
 
 /**
- * Writes `request` into the outbox file's inbox and sees it applied: by the running watch
- * (returned), or, when none runs (or it stops before it takes it), by opening the outbox here.
- * Refused (the outbox held by another hooks command), the request is withdrawn: nothing changed.
+ * Puts `request` in the outbox's inbox and sees it applied: by the running watch (returned), or,
+ * when none runs (or it stops before it takes it), by opening the outbox here. Refused (the
+ * outbox held by another hooks command), the request is taken back: nothing changed (unless that
+ * holder took it first: then it is applied, and the next run sends it).
  */
-export async function handOver(ctx: Context, place: HooksPlace & { inbox: string }, request: HooksRequest): Promise<LockOwner | undefined> {
-  const path = place.inbox;
-  const id = await submitRequest(path, request, ctx.clock.now());
+export async function handOver(ctx: Context, place: HooksPlace, request: HooksRequest): Promise<RunningWatch | undefined> {
+  const { inbox } = place;
+  const id = await inbox.submit(request, ctx.clock.now());
   const interrupted = ctx.interrupted();
   for (;;) {
-    const watch = await runningWatch(path);
+    const watch = await inbox.runningWatch();
     if (watch === undefined) {
       try {
         await place.withOutbox(async () => undefined);
         return undefined;
       } catch (error) {
-        if (error instanceof LedgerLockedError && (await runningWatch(path)) !== undefined) continue;
-        await removeRequest(path, id);
-        throw error;
+        if (error instanceof LedgerLockedError && (await inbox.runningWatch()) !== undefined) continue;
+        if (await inbox.withdraw(id)) throw error;
+        return undefined;
       }
     }
-    if (!(await requestWaiting(path, id))) return watch;
+    if (!(await inbox.waiting(id))) return watch;
     try {
       await ctx.clock.sleep(HAND_OVER_POLL_MS, interrupted);
     } catch {

@@ -7,6 +7,7 @@ import { keepLease, LeaseLostError, newHolder, releaseLease, standbyPollMs, take
 import { readSharedState, stageSharedPass } from '../../state/watchState';
 import { sharedHooks } from '../../state/sharedHooks';
 import { claimAttempt, sharedOutboxLines } from '../../state/sharedOutbox';
+import { sharedInbox } from '../../state/sharedInbox';
 import type { TeamScope, TeamSql } from '../../state/teamSql';
 import { Outbox } from '../../batch/ledgers/outbox';
 import type { ApiClient } from '../../api/types';
@@ -24,7 +25,7 @@ export async function watchAsTeam(
   options: WatchOptions,
   { api, settings, sql, team, storeName }: { api: ApiClient; settings: ResolvedSettings; sql: TeamSql; team: TeamScope; storeName: string },
 ): Promise<number> {
-  const holder = newHolder();
+  const holder = newHolder('watch');
   const interrupted = ctx.interrupted();
   const leaseMs = options.leaseMs;
   let resetState = options.resetState;
@@ -109,7 +110,7 @@ function sharedPlace(sql: TeamSql, team: TeamScope, where: string, lease: HeldLe
       hooks: sharedHooks(sql, team),
       async openOutbox() {
         const outbox = await Outbox.open(sharedOutboxLines(sql, team, where, lease)).catch(onLost);
-        return { outbox, release: async () => undefined, claim: (delivery, attempt) => claimAttempt(sql, team, lease, delivery, attempt).catch(onLost) };
+        return { outbox, release: async () => undefined, claim: (delivery, attempt) => claimAttempt(sql, team, lease, delivery, attempt).catch(onLost), inbox: sharedInbox(sql, team) };
       },
     },
   };
