@@ -1,6 +1,8 @@
 import { UsageError } from '../errors';
 import { hooksDocument, parseHooksDocument, type HooksStore } from '../hooks/store';
-import type { TeamScope, TeamSql } from './teamSql';
+import { changeTeamDocument, type TeamScope, type TeamSql } from './teamSql';
+
+const HOOKS_DOCUMENT = { table: 'taxprep_state.hooks', column: 'hooks', empty: hooksDocument([]) };
 
 /**
  * The hooks in a shared store: one document per namespace and base URL, the same as the hooks
@@ -22,13 +24,10 @@ export function sharedHooks(sql: TeamSql, scope: TeamScope): HooksStore {
       return rows[0] === undefined ? [] : parseHooksDocument(rows[0].hooks, damaged);
     },
     update(_clock, change) {
-      return sql.transaction(async (tx) => {
-        await tx.query(`INSERT INTO taxprep_state.hooks (namespace, base_url, hooks) VALUES ($1, $2, $3::jsonb) ON CONFLICT DO NOTHING`, [scope.namespace, scope.baseUrl, hooksDocument([])]);
-        const rows = await tx.query<{ hooks: string }>('SELECT hooks::text AS hooks FROM taxprep_state.hooks WHERE namespace = $1 AND base_url = $2 FOR UPDATE', [scope.namespace, scope.baseUrl]);
-        const hooks = parseHooksDocument(rows[0]!.hooks, damaged);
+      return changeTeamDocument(sql, scope, HOOKS_DOCUMENT, (stored) => {
+        const hooks = parseHooksDocument(stored, damaged);
         const result = change(hooks);
-        await tx.query('UPDATE taxprep_state.hooks SET hooks = $3::jsonb WHERE namespace = $1 AND base_url = $2', [scope.namespace, scope.baseUrl, hooksDocument(hooks)]);
-        return result;
+        return { document: hooksDocument(hooks), result };
       });
     },
   };

@@ -2,7 +2,9 @@ import type { LearnedService, LearnedStore } from '../config/learned';
 import { UsageError } from '../errors';
 import type { SharedStore } from './backend';
 import { SCHEMA } from './schema';
-import { teamScopeOf, teamSqlOf } from './teamSql';
+import { changeTeamDocument, teamScopeOf, teamSqlOf } from './teamSql';
+
+const LEARNED_DOCUMENT = { table: `${SCHEMA}.learned_rules`, column: 'rules', empty: '{}', alsoSet: 'updated_at = now()' };
 
 /** PostgreSQL's "undefined table": a store whose schema was never created has learned nothing. */
 const UNDEFINED_TABLE = '42P01';
@@ -47,12 +49,9 @@ export function sharedLearned(shared: SharedStore): LearnedStore {
       return known;
     },
     async update(change) {
-      known = await sql.transaction(async (tx) => {
-        await tx.query(`INSERT INTO ${SCHEMA}.learned_rules (namespace, base_url, rules) VALUES ($1, $2, '{}'::jsonb) ON CONFLICT DO NOTHING`, [namespace, baseUrl]);
-        const rows = await tx.query<{ rules: unknown }>(`SELECT rules FROM ${SCHEMA}.learned_rules WHERE namespace = $1 AND base_url = $2 FOR UPDATE`, [namespace, baseUrl]);
-        const next = change(parse(rows[0]!.rules));
-        await tx.query(`UPDATE ${SCHEMA}.learned_rules SET rules = $3::jsonb, updated_at = now() WHERE namespace = $1 AND base_url = $2`, [namespace, baseUrl, JSON.stringify(next)]);
-        return next;
+      known = await changeTeamDocument(sql, { namespace, baseUrl }, LEARNED_DOCUMENT, (stored) => {
+        const next = change(parse(JSON.parse(stored)));
+        return { document: JSON.stringify(next), result: next };
       });
       return known;
     },

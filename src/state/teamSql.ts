@@ -71,6 +71,32 @@ export function teamSqlOf(store: SharedStore): TeamSql {
   };
 }
 
+/** A table that keeps one JSON document per namespace and base URL (the hooks, the learned rules). */
+export interface TeamDocument {
+  table: string;
+  column: string;
+  /** The document of a row made for the first change. */
+  empty: string;
+  /** More to set with each change (`updated_at = now()`). */
+  alsoSet?: string;
+}
+
+/**
+ * Changes the team's document in `where` in a transaction that locks its row (made first when
+ * there is none), so that two machines changing it at once never lose each other's change:
+ * `change` gets the document as stored (JSON text) and gives back the new one and a result.
+ */
+export function changeTeamDocument<T>(sql: TeamSql, team: TeamScope, where: TeamDocument, change: (stored: string) => { document: string; result: T }): Promise<T> {
+  const key = [team.namespace, team.baseUrl];
+  return sql.transaction(async (tx) => {
+    await tx.query(`INSERT INTO ${where.table} (namespace, base_url, ${where.column}) VALUES ($1, $2, $3::jsonb) ON CONFLICT DO NOTHING`, [...key, where.empty]);
+    const rows = await tx.query<{ document: string }>(`SELECT ${where.column}::text AS document FROM ${where.table} WHERE namespace = $1 AND base_url = $2 FOR UPDATE`, key);
+    const { document, result } = change(rows[0]!.document);
+    await tx.query(`UPDATE ${where.table} SET ${where.column} = $3::jsonb${where.alsoSet === undefined ? '' : `, ${where.alsoSet}`} WHERE namespace = $1 AND base_url = $2`, [...key, document]);
+    return result;
+  });
+}
+
 function onClient(client: PoolClient, failure: (error: unknown) => unknown): TeamSql {
   return {
     async query(text, params = []) {
